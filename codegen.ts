@@ -1,0 +1,32 @@
+import type { CodegenConfig } from '@graphql-codegen/cli';
+import { printSchemaWithDirectives } from '@graphql-tools/utils';
+import { schema } from './src/schema/index.js';
+
+/**
+ * `npm run schema:print`: prints the schema built in code to schema.graphql
+ * (with the @stability directives), and generates typed documents for the
+ * .graphql operations under test/, as a frontend app would.
+ */
+const config: CodegenConfig = {
+  schema: printSchemaWithDirectives(schema),
+  documents: ['test/operations/**/*.graphql'],
+  // ESM: generated imports carry their .js extension.
+  emitLegacyCommonJSImports: false,
+  generates: {
+    'schema.graphql': {
+      plugins: ['schema-ast'],
+      config: { includeDirectives: true },
+    },
+    'test/generated/': {
+      preset: 'client',
+      config: {
+        scalars: { DateTime: 'string', ID: 'string' },
+        enumsAsTypes: true,
+        useTypeImports: true,
+      },
+      presetConfig: { fragmentMasking: false },
+    },
+  },
+};
+
+export default config;

@@ -1,0 +1,58 @@
+import SchemaBuilder from '@pothos/core';
+import DirectivesPlugin from '@pothos/plugin-directives';
+import PrismaPlugin from '@pothos/plugin-prisma';
+import RelayPlugin from '@pothos/plugin-relay';
+import { DateTimeResolver } from 'graphql-scalars';
+import type { PrismaClient } from './db.js';
+import type PrismaTypes from './generated/pothos-prisma-types.js';
+import { getDatamodel } from './generated/pothos-prisma-types.js';
+
+/** What every resolver receives: the process's Prisma client and the request's identity. */
+export interface GraphQLContext {
+  prisma: PrismaClient;
+  requestId: string;
+}
+
+/** The stability markers of the spec; shown as a directive and at the start of descriptions. */
+export type StabilityLevel = 'EXPERIMENTAL' | 'BETA';
+
+export const builder = new SchemaBuilder<{
+  Context: GraphQLContext;
+  PrismaTypes: PrismaTypes;
+  Scalars: {
+    DateTime: { Input: Date; Output: Date };
+    // int64 ids travel as strings; resolvers turn bigints into decimal text.
+    ID: { Input: string; Output: string };
+  };
+  Directives: {
+    stability: { locations: 'FIELD_DEFINITION'; args: { level: StabilityLevel } };
+  };
+  DefaultFieldNullability: false;
+  DefaultEdgesNullability: false;
+  DefaultNodeNullability: false;
+}>({
+  plugins: [DirectivesPlugin, PrismaPlugin, RelayPlugin],
+  defaultFieldNullability: false,
+  // Directives as graphql-tools expects them, so printSchemaWithDirectives prints them once.
+  directives: { useGraphQLToolsUnorderedDirectives: true },
+  prisma: {
+    client: (ctx) => ctx.prisma,
+    dmmf: getDatamodel(),
+    exposeDescriptions: false,
+    // totalCount of a filtered connection counts what the filter matches.
+    filterConnectionTotalCount: true,
+    onUnusedQuery: process.env.NODE_ENV === 'production' ? null : 'warn',
+  },
+  relay: {
+    clientMutationId: 'omit',
+    cursorType: 'String',
+    // Ids here are the spec's int64 ids, not Relay global ids: no node(id:) lookup.
+    nodeQueryOptions: false,
+    nodesQueryOptions: false,
+    edgesFieldOptions: { nullable: false },
+    nodeFieldOptions: { nullable: false },
+    pageInfoTypeOptions: { description: 'Where a page stands in its list (Relay cursor connections).' },
+  },
+});
+
+builder.addScalarType('DateTime', DateTimeResolver, {});

@@ -1,0 +1,22 @@
+import { validationFailed } from '../errors.js';
+
+const MAX_INT64 = 2n ** 63n - 1n;
+
+/**
+ * Ids are PostgreSQL bigints (int64). They travel as strings in GraphQL (`ID`)
+ * so that no id above 2^53 is ever rounded by a JSON number.
+ */
+export function parseId(value: string | number, field = 'id'): bigint {
+  const text = String(value).trim();
+  if (!/^\d{1,19}$/.test(text)) {
+    throw validationFailed(
+      field,
+      `${field} must be a positive whole number (an int64 id), got "${String(value).slice(0, 40)}".`,
+    );
+  }
+  const id = BigInt(text);
+  if (id < 1n || id > MAX_INT64) {
+    throw validationFailed(field, `${field} must be between 1 and ${MAX_INT64}.`);
+  }
+  return id;
+}

@@ -1,0 +1,138 @@
+import { z } from 'zod';
+import type { PrismaClient } from '../db.js';
+import { conflict, DomainError, notFound } from '../errors.js';
+import type { Prisma } from '../generated/prisma/client.js';
+import type { PetStatus } from '../generated/prisma/enums.js';
+import { stockStatus } from './stock-status.js';
+import { orderQuantity, stockQuantity, validate } from './validation.js';
+
+/**
+ * Stock and orders: the state machine. Every write here is one transaction,
+ * and every transaction that changes a pet's stock or open orders first locks
+ * that pet's inventory row, so concurrent orders are serialised per pet and can
+ * never take more than is in stock.
+ *
+ * Lock order is always order row, then inventory row, which rules out deadlocks
+ * between completing, cancelling and placing orders.
+ */
+type Tx = Prisma.TransactionClient;
+
+const insufficientStock = (message: string) => new DomainError('INSUFFICIENT_STOCK', message);
+
+async function lockStock(tx: Tx, petId: bigint): Promise<{ quantity: number } | undefined> {
+  const rows = await tx.$queryRaw<{ quantity: number }[]>`
+    SELECT quantity FROM inventory_items WHERE pet_id = ${petId} FOR UPDATE`;
+  return rows[0];
+}
+
+async function lockOrder(tx: Tx, id: bigint) {
+  const rows = await tx.$queryRaw<{ id: bigint }[]>`SELECT id FROM orders WHERE id = ${id} FOR UPDATE`;
+  if (rows.length === 0) throw notFound(`Order ${id} does not exist.`);
+  return tx.order.findUniqueOrThrow({ where: { id } });
+}
+
+/** Recomputes the entry's status from its stock and open orders; the pet carries the same status. */
+async function refreshStatus(tx: Tx, petId: bigint, quantity: number): Promise<PetStatus> {
+  const openOrder = await tx.order.findFirst({ where: { petId, complete: false }, select: { id: true } });
+  const status = stockStatus(quantity, openOrder !== null);
+  await tx.inventoryItem.update({ where: { petId }, data: { quantity, status } });
+  await tx.pet.update({ where: { id: petId }, data: { status } });
+  return status;
+}
+
+const inventoryUpdate = z.object({ quantity: stockQuantity });
+
+/** Sets a pet's stock count, creating its inventory entry if it has none. */
+export async function updateInventory(db: PrismaClient, petId: bigint, input: { quantity: number }) {
+  const { quantity } = validate(inventoryUpdate, input);
+  return db.$transaction(async (tx) => {
+    const pet = await tx.pet.findUnique({ where: { id: petId }, select: { status: true } });
+    if (!pet) throw notFound(`Pet ${petId} does not exist.`);
+    // The upsert takes the row lock (or creates the row); the status is settled just after.
+    await tx.inventoryItem.upsert({
+      where: { petId },
+      create: { petId, quantity, status: pet.status },
+      update: { quantity },
+    });
+    await refreshStatus(tx, petId, quantity);
+    return tx.inventoryItem.findUniqueOrThrow({ where: { petId } });
+  });
+}
+
+const newOrder = z.object({
+  petId: z.bigint(),
+  quantity: orderQuantity,
+  shipDate: z.date().nullish(),
+});
+
+export interface OrderInput {
+  petId: bigint;
+  quantity: number;
+  shipDate?: Date | null;
+}
+
+/** Checks and takes the stock and records the order, or refuses with INSUFFICIENT_STOCK. */
+export async function placeOrder(db: PrismaClient, input: OrderInput) {
+  const { petId, quantity, shipDate } = validate(newOrder, input);
+  return db.$transaction(async (tx) => {
+    const stock = await lockStock(tx, petId);
+    if (!stock) {
+      const pet = await tx.pet.findUnique({ where: { id: petId }, select: { id: true } });
+      if (!pet) throw notFound(`Pet ${petId} does not exist.`);
+      throw insufficientStock(`Pet ${petId} has no stock to order.`);
+    }
+    if (stock.quantity < quantity) {
+      throw insufficientStock(
+        stock.quantity === 0
+          ? `Pet ${petId} is out of stock.`
+          : `Pet ${petId} has ${stock.quantity} in stock; ${quantity} were ordered.`,
+      );
+    }
+    const order = await tx.order.create({ data: { petId, quantity, shipDate: shipDate ?? null } });
+    await refreshStatus(tx, petId, stock.quantity - quantity);
+    return order;
+  });
+}
+
+/** Marks an open order complete; its ship date defaults to now. */
+export async function completeOrder(db: PrismaClient, id: bigint, now = new Date()) {
+  return db.$transaction(async (tx) => {
+    const order = await lockOrder(tx, id);
+    if (order.complete) throw conflict(`Order ${id} is already complete.`);
+    const stock = await lockStock(tx, order.petId);
+    const completed = await tx.order.update({
+      where: { id },
+      data: { complete: true, shipDate: order.shipDate ?? now },
+    });
+    if (stock) await refreshStatus(tx, order.petId, stock.quantity);
+    return completed;
+  });
+}
+
+/** Cancels an open order: the order is removed and its quantity returns to stock. */
+export async function cancelOrder(db: PrismaClient, id: bigint) {
+  return db.$transaction(async (tx) => {
+    const order = await lockOrder(tx, id);
+    if (order.complete) throw conflict(`Order ${id} is complete and can no longer be cancelled.`);
+    const stock = await lockStock(tx, order.petId);
+    await tx.order.delete({ where: { id } });
+    if (stock) await refreshStatus(tx, order.petId, stock.quantity + order.quantity);
+    return order;
+  });
+}
+
+export interface StatusTotal {
+  status: PetStatus;
+  entries: number;
+  quantity: number;
+}
+
+/** Inventory entries and stock per status: the classic petstore's inventory map. */
+export async function inventorySummary(db: PrismaClient): Promise<StatusTotal[]> {
+  const groups = await db.inventoryItem.groupBy({ by: ['status'], _count: { _all: true }, _sum: { quantity: true } });
+  const statuses: PetStatus[] = ['available', 'pending', 'sold'];
+  return statuses.map((status) => {
+    const group = groups.find((g) => g.status === status);
+    return { status, entries: group?._count._all ?? 0, quantity: group?._sum.quantity ?? 0 };
+  });
+}

@@ -1,0 +1,55 @@
+import { z } from 'zod';
+import { validationFailed } from '../errors.js';
+
+/**
+ * The bounds we chose where the spec says "not shown". Every write validates
+ * its input here before touching the database; a bad value is refused with
+ * the field named, and nothing is written.
+ */
+export const limits = {
+  nameLength: { min: 1, max: 100 },
+  descriptionLength: { max: 1000 },
+  orderQuantity: { min: 1, max: 1000 },
+  stockQuantity: { min: 0, max: 1_000_000 },
+} as const;
+
+// Control characters other than tab and newline make no sense in a name and
+// break logs and terminals; refuse them rather than store them.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to match them
+const controlCharacters = /[\u0000-\u0008\u000B-\u001F\u007F]/;
+
+export const name = z
+  .string()
+  .trim()
+  .min(limits.nameLength.min, { error: 'name must not be empty' })
+  .max(limits.nameLength.max, { error: `name must be at most ${limits.nameLength.max} characters` })
+  .refine((value) => !controlCharacters.test(value), { error: 'name must not contain control characters' });
+
+export const description = z
+  .string()
+  .trim()
+  .max(limits.descriptionLength.max, {
+    error: `description must be at most ${limits.descriptionLength.max} characters`,
+  })
+  .refine((value) => !controlCharacters.test(value.replace(/[\n\t]/g, '')), {
+    error: 'description must not contain control characters',
+  });
+
+const wholeNumberBetween = (field: string, min: number, max: number) =>
+  z
+    .number()
+    .int({ error: `${field} must be a whole number from ${min} to ${max}` })
+    .min(min, { error: `${field} must be a whole number from ${min} to ${max}` })
+    .max(max, { error: `${field} must be a whole number from ${min} to ${max}` });
+
+export const orderQuantity = wholeNumberBetween('quantity', limits.orderQuantity.min, limits.orderQuantity.max);
+export const stockQuantity = wholeNumberBetween('quantity', limits.stockQuantity.min, limits.stockQuantity.max);
+
+/** Parses `input` with `schema`, or throws VALIDATION_FAILED naming the first bad field. */
+export function validate<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const field = issue?.path.join('.') || 'input';
+  throw validationFailed(field, issue?.message ?? `${field} is not valid`);
+}

@@ -1,0 +1,39 @@
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+
+export interface EmbeddedPostgres {
+  /** A connection URL for pg and Prisma. */
+  url: string;
+  /** True when this start created the database folder (a first start). */
+  created: boolean;
+  stop(): Promise<void>;
+}
+
+/**
+ * PostgreSQL compiled to WebAssembly (PGlite), kept in `<dataDir>/pglite` and
+ * served on a loopback port with the wire protocol, so the gateway talks to it
+ * exactly as it talks to a real server. It is the default when no DATABASE_URL
+ * is given: `npm start` needs nothing installed.
+ */
+export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPostgres> {
+  const folder = path.join(dataDir, 'pglite');
+  const created = !existsSync(folder);
+  await mkdir(dataDir, { recursive: true });
+  const db = await PGlite.create(folder);
+  // PGlite runs one statement at a time; the socket server queues queries and
+  // keeps each connection's transaction to itself.
+  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 8 });
+  await server.start();
+  const url = `postgresql://postgres@${server.getServerConn()}/postgres?sslmode=disable`;
+  return {
+    url,
+    created,
+    async stop() {
+      await server.stop();
+      await db.close();
+    },
+  };
+}

@@ -1,0 +1,94 @@
+import { MapperKind, mapSchema } from '@graphql-tools/utils';
+import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
+import { GraphQLError, type GraphQLSchema } from 'graphql';
+import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import type { GraphQLContext } from '../builder.js';
+import type { PrismaClient } from '../db.js';
+import { maskedInternalError, toDomainError, toGraphQLError } from '../errors.js';
+import { DEFAULT_LEGACY_SUNSET_DATE } from '../legacy.js';
+import type { Logger } from '../logger.js';
+import { schema as printedSchema } from '../schema/index.js';
+import { legacyLookupDeprecation } from '../schema/pet.js';
+
+/** What the HTTP layer hands every GraphQL request. */
+export interface RequestContext {
+  requestId: string;
+}
+
+export interface GraphQLOptions {
+  prisma: PrismaClient;
+  logger: Logger;
+  graphiql: boolean;
+  legacySunsetDate: string;
+}
+
+/**
+ * The schema as served: the printed one, with the legacy lookup's deprecation
+ * naming the configured sunset date when it is not the default.
+ */
+function schemaWithSunset(sunsetDate: string): GraphQLSchema {
+  if (sunsetDate === DEFAULT_LEGACY_SUNSET_DATE) return printedSchema;
+  return mapSchema(printedSchema, {
+    [MapperKind.ROOT_FIELD]: (field, fieldName) =>
+      fieldName === 'getPetById' ? { ...field, deprecationReason: legacyLookupDeprecation(sunsetDate) } : field,
+  });
+}
+
+/**
+ * Errors a client may see keep their code; everything unexpected is logged
+ * with the request id and replaced by a masked INTERNAL error. Errors raised
+ * before execution (syntax, validation) are the client's: VALIDATION_FAILED.
+ */
+function errorCodes(logger: Logger): Plugin<GraphQLContext> {
+  const classify = (error: GraphQLError, requestId: string | undefined): GraphQLError => {
+    if (typeof error.extensions?.code === 'string' && typeof error.extensions.status === 'number') return error;
+    const original = error.originalError;
+    if (!original || original instanceof GraphQLError) {
+      return new GraphQLError(error.message, {
+        nodes: error.nodes,
+        source: error.source,
+        positions: error.positions,
+        path: error.path,
+        extensions: { ...error.extensions, code: 'VALIDATION_FAILED', status: 400 },
+      });
+    }
+    const known = toDomainError(original);
+    if (known) return toGraphQLError(known, error.path);
+    logger.error({ err: original, requestId, path: error.path?.join('.') }, 'unexpected error in a resolver');
+    return maskedInternalError(error.path);
+  };
+  return {
+    onExecute: () => ({
+      onExecuteDone: ({ args, result, setResult }) => {
+        if (!('errors' in result) || !result.errors?.length) return;
+        const requestId = (args.contextValue as GraphQLContext).requestId;
+        setResult({ ...result, errors: result.errors.map((error) => classify(error, requestId)) });
+      },
+    }),
+    onValidate:
+      () =>
+      ({ valid, result, setResult }) => {
+        if (!valid) setResult(result.map((error) => classify(error, undefined)));
+      },
+    onParse:
+      () =>
+      ({ result, replaceParseResult }) => {
+        if (result instanceof GraphQLError) replaceParseResult(classify(result, undefined));
+      },
+  };
+}
+
+export function createGraphQLHandler(options: GraphQLOptions): YogaServerInstance<RequestContext, GraphQLContext> {
+  return createYoga<RequestContext, GraphQLContext>({
+    schema: schemaWithSunset(options.legacySunsetDate),
+    graphqlEndpoint: '/graphql',
+    context: ({ requestId }) => ({ prisma: options.prisma, requestId }),
+    graphiql: options.graphiql ? { title: 'Petstore GraphQL gateway' } : false,
+    renderGraphiQL,
+    // errorCodes() already masked what must be; yoga's own masking would hide our codes.
+    maskedErrors: false,
+    logging: options.logger,
+    landingPage: false,
+    plugins: [errorCodes(options.logger)],
+  });
+}

@@ -1,0 +1,94 @@
+import { builder } from '../builder.js';
+import { createCategory, deleteCategory, updateCategory } from '../domain/catalog.js';
+import { parseId } from '../domain/ids.js';
+import { checkPageSize, pageSize } from './shared.js';
+
+export const Category = builder.prismaObject('Category', {
+  description: 'A kind of animal, such as dogs, cats or rabbits.',
+  fields: (t) => ({
+    id: t.field({
+      type: 'ID',
+      resolve: (row) => row.id.toString(),
+      description: 'Unique identifier (int64, as a string), assigned on creation.',
+    }),
+    name: t.exposeString('name', { description: 'The category name, unique in the store.' }),
+    description: t.exposeString('description', { nullable: true, description: 'A short description of the category.' }),
+    pets: t.relatedConnection('pets', {
+      description: 'The pets of this category, by id.',
+      cursor: 'id',
+      defaultSize: pageSize.default,
+      maxSize: pageSize.max,
+      totalCount: true,
+      query: (args) => {
+        checkPageSize(args);
+        return { orderBy: { id: 'asc' } };
+      },
+    }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  categories: t.prismaConnection({
+    type: 'Category',
+    cursor: 'id',
+    description: 'Categories by id, 20 to a page unless asked (at most 100).',
+    defaultSize: pageSize.default,
+    maxSize: pageSize.max,
+    totalCount: (_parent, args, ctx) => {
+      checkPageSize(args);
+      return ctx.prisma.category.count();
+    },
+    resolve: (query, _parent, args, ctx) => {
+      checkPageSize(args);
+      return ctx.prisma.category.findMany({ ...query, orderBy: { id: 'asc' } });
+    },
+  }),
+  category: t.prismaField({
+    type: 'Category',
+    nullable: true,
+    description: 'One category by its id, or null when there is none.',
+    args: { id: t.arg.id({ required: true, description: 'The id of the category.' }) },
+    resolve: (query, _parent, args, ctx) =>
+      ctx.prisma.category.findUnique({ ...query, where: { id: parseId(args.id) } }),
+  }),
+}));
+
+const NewCategory = builder.inputType('NewCategory', {
+  description: 'The input form of a category.',
+  fields: (t) => ({
+    name: t.string({ required: true, description: 'The category name: 1 to 100 characters, trimmed, unique.' }),
+    description: t.string({ required: false, description: 'A short description, at most 1000 characters.' }),
+  }),
+});
+
+const CategoryChanges = builder.inputType('CategoryChanges', {
+  description: 'Changes to a category; fields left out stay as they are, a null description clears it.',
+  fields: (t) => ({
+    name: t.string({ required: false, description: 'The new name: 1 to 100 characters, trimmed, unique.' }),
+    description: t.string({ required: false, description: 'The new description, at most 1000 characters.' }),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  createCategory: t.field({
+    type: Category,
+    description: 'Adds a category. Its name must not be taken.',
+    args: { input: t.arg({ type: NewCategory, required: true, description: 'The new category.' }) },
+    resolve: (_root, { input }, ctx) => createCategory(ctx.prisma, input),
+  }),
+  updateCategory: t.field({
+    type: Category,
+    description: "Changes a category's name or description.",
+    args: {
+      id: t.arg.id({ required: true, description: 'The id of the category.' }),
+      input: t.arg({ type: CategoryChanges, required: true, description: 'The changes.' }),
+    },
+    resolve: (_root, { id, input }, ctx) => updateCategory(ctx.prisma, parseId(id), input),
+  }),
+  deleteCategory: t.field({
+    type: Category,
+    description: 'Removes a category; refused while any pet belongs to it.',
+    args: { id: t.arg.id({ required: true, description: 'The id of the category.' }) },
+    resolve: (_root, { id }, ctx) => deleteCategory(ctx.prisma, parseId(id)),
+  }),
+}));

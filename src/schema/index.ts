@@ -1,0 +1,27 @@
+import { DirectiveLocation, GraphQLDirective, GraphQLEnumType, GraphQLNonNull, type GraphQLSchema } from 'graphql';
+import { builder } from '../builder.js';
+import './category.js';
+import './inventory.js';
+import './order.js';
+import './pet.js';
+
+builder.queryType({ description: 'Reads: the catalogue, stock and orders.' });
+builder.mutationType({ description: 'Writes: each one transaction, refused whole when any rule fails.' });
+
+const StabilityLevel = new GraphQLEnumType({
+  name: 'StabilityLevel',
+  description: 'How settled an operation is.',
+  values: {
+    EXPERIMENTAL: { description: 'May change or go away without notice.' },
+    BETA: { description: 'Complete, but its shape may still change.' },
+  },
+});
+
+const stabilityDirective = new GraphQLDirective({
+  name: 'stability',
+  description: 'Marks an operation that is not yet stable. The same word leads its description.',
+  locations: [DirectiveLocation.FIELD_DEFINITION],
+  args: { level: { type: new GraphQLNonNull(StabilityLevel), description: 'How settled it is.' } },
+});
+
+export const schema: GraphQLSchema = builder.toSchema({ directives: [stabilityDirective], sortSchema: true });

@@ -1,0 +1,95 @@
+import { builder } from '../builder.js';
+import { parseId } from '../domain/ids.js';
+import { inventorySummary, type StatusTotal, updateInventory } from '../domain/stock.js';
+import { PetStatus } from './pet.js';
+import { checkPageSize, pageSize, stability } from './shared.js';
+
+export const InventoryItem = builder.prismaObject('InventoryItem', {
+  description: 'The stock of one pet.',
+  fields: (t) => ({
+    petId: t.field({
+      type: 'ID',
+      resolve: (row) => row.petId.toString(),
+      description: 'The id of the animal this entry tracks.',
+    }),
+    quantity: t.exposeInt('quantity', { description: 'Current stock count.' }),
+    status: t.expose('status', {
+      type: PetStatus,
+      description: 'AVAILABLE while in stock; at zero, PENDING while an order is open, else SOLD.',
+    }),
+    pet: t.relation('pet', { description: 'The animal this entry tracks.' }),
+  }),
+});
+
+const InventoryStatusTotal = builder.objectRef<StatusTotal>('InventoryStatusTotal').implement({
+  description: 'Inventory entries and their stock in one status.',
+  fields: (t) => ({
+    status: t.expose('status', { type: PetStatus, description: 'The status.' }),
+    entries: t.exposeInt('entries', { description: 'How many inventory entries have this status.' }),
+    quantity: t.exposeInt('quantity', { description: 'Their stock, added up.' }),
+  }),
+});
+
+const InventoryFilter = builder.inputType('InventoryFilter', {
+  description: 'Narrows a list of inventory entries.',
+  fields: (t) => ({
+    status: t.field({ type: PetStatus, required: false, description: 'Only entries with this status.' }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  inventory: t.prismaConnection({
+    type: 'InventoryItem',
+    cursor: 'petId',
+    description: 'Inventory entries by pet id, 20 to a page unless asked (at most 100).',
+    defaultSize: pageSize.default,
+    maxSize: pageSize.max,
+    args: {
+      filter: t.arg({ type: InventoryFilter, required: false, description: 'Conditions the entries must meet.' }),
+    },
+    totalCount: (_parent, args, ctx) => {
+      checkPageSize(args);
+      return ctx.prisma.inventoryItem.count({ where: args.filter?.status ? { status: args.filter.status } : {} });
+    },
+    resolve: (query, _parent, args, ctx) => {
+      checkPageSize(args);
+      return ctx.prisma.inventoryItem.findMany({
+        ...query,
+        where: args.filter?.status ? { status: args.filter.status } : {},
+        orderBy: { petId: 'asc' },
+      });
+    },
+  }),
+  inventoryItem: t.prismaField({
+    type: 'InventoryItem',
+    nullable: true,
+    description: "One pet's inventory entry, or null when it has none.",
+    args: { petId: t.arg.id({ required: true, description: 'The id of the pet.' }) },
+    resolve: (query, _parent, args, ctx) =>
+      ctx.prisma.inventoryItem.findUnique({ ...query, where: { petId: parseId(args.petId, 'petId') } }),
+  }),
+  inventorySummary: t.field({
+    type: [InventoryStatusTotal],
+    ...stability('BETA', 'Inventory entries and stock per status (the classic petstore inventory map).'),
+    resolve: (_root, _args, ctx) => inventorySummary(ctx.prisma),
+  }),
+}));
+
+const InventoryUpdate = builder.inputType('InventoryUpdate', {
+  description: "A pet's new stock count.",
+  fields: (t) => ({
+    quantity: t.int({ required: true, description: 'The new stock count: 0 to 1,000,000.' }),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  updateInventory: t.field({
+    type: InventoryItem,
+    ...stability('BETA', "Sets a pet's stock count, creating its inventory entry if it has none."),
+    args: {
+      petId: t.arg.id({ required: true, description: 'The id of the pet.' }),
+      input: t.arg({ type: InventoryUpdate, required: true, description: 'The new stock count.' }),
+    },
+    resolve: (_root, { petId, input }, ctx) => updateInventory(ctx.prisma, parseId(petId, 'petId'), input),
+  }),
+}));

@@ -1,0 +1,101 @@
+import { builder } from '../builder.js';
+import { parseId } from '../domain/ids.js';
+import { cancelOrder, completeOrder, placeOrder } from '../domain/stock.js';
+import { checkPageSize, pageSize } from './shared.js';
+
+export const Order = builder.prismaObject('Order', {
+  description: 'An order for a pet. The spec makes every field optional; here id and petId are always set.',
+  fields: (t) => ({
+    id: t.field({
+      type: 'ID',
+      resolve: (row) => row.id.toString(),
+      description: 'Unique order identifier (int64, as a string).',
+    }),
+    petId: t.field({
+      type: 'ID',
+      resolve: (row) => row.petId.toString(),
+      description: 'The id of the animal in this order.',
+    }),
+    quantity: t.exposeInt('quantity', { nullable: true, description: 'Number of units ordered.' }),
+    shipDate: t.expose('shipDate', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'Expected or actual ship date (ISO 8601, UTC).',
+    }),
+    complete: t.exposeBoolean('complete', { nullable: true, description: 'Whether the order has been fulfilled.' }),
+    pet: t.relation('pet', { description: 'The animal in this order.' }),
+  }),
+});
+
+const OrderFilter = builder.inputType('OrderFilter', {
+  description: 'Narrows a list of orders; all given conditions must hold.',
+  fields: (t) => ({
+    petId: t.id({ required: false, description: 'Only orders for this pet.' }),
+    complete: t.boolean({ required: false, description: 'Only complete (true) or only open (false) orders.' }),
+  }),
+});
+
+function orderWhere(filter?: { petId?: string | null; complete?: boolean | null } | null) {
+  return {
+    ...(filter?.petId ? { petId: parseId(filter.petId, 'filter.petId') } : {}),
+    ...(typeof filter?.complete === 'boolean' ? { complete: filter.complete } : {}),
+  };
+}
+
+builder.queryFields((t) => ({
+  orders: t.prismaConnection({
+    type: 'Order',
+    cursor: 'id',
+    description: 'Orders by id, 20 to a page unless asked (at most 100).',
+    defaultSize: pageSize.default,
+    maxSize: pageSize.max,
+    args: { filter: t.arg({ type: OrderFilter, required: false, description: 'Conditions the orders must meet.' }) },
+    totalCount: (_parent, args, ctx) => {
+      checkPageSize(args);
+      return ctx.prisma.order.count({ where: orderWhere(args.filter) });
+    },
+    resolve: (query, _parent, args, ctx) => {
+      checkPageSize(args);
+      return ctx.prisma.order.findMany({ ...query, where: orderWhere(args.filter), orderBy: { id: 'asc' } });
+    },
+  }),
+  order: t.prismaField({
+    type: 'Order',
+    nullable: true,
+    description: 'One order by its id, or null when there is none.',
+    args: { id: t.arg.id({ required: true, description: 'The id of the order.' }) },
+    resolve: (query, _parent, args, ctx) => ctx.prisma.order.findUnique({ ...query, where: { id: parseId(args.id) } }),
+  }),
+}));
+
+const PlaceOrderInput = builder.inputType('PlaceOrderInput', {
+  description: 'An order to place.',
+  fields: (t) => ({
+    petId: t.id({ required: true, description: 'The id of the pet to order.' }),
+    quantity: t.int({ required: true, description: 'Number of units: 1 to 1000, at most what is in stock.' }),
+    shipDate: t.field({ type: 'DateTime', required: false, description: 'Expected ship date, if known.' }),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  placeOrder: t.field({
+    type: Order,
+    description:
+      'Takes the stock and records the order, in one transaction; INSUFFICIENT_STOCK when there is not enough.',
+    args: { input: t.arg({ type: PlaceOrderInput, required: true, description: 'The order.' }) },
+    resolve: (_root, { input }, ctx) =>
+      placeOrder(ctx.prisma, { ...input, petId: parseId(input.petId, 'input.petId') }),
+  }),
+  completeOrder: t.field({
+    type: Order,
+    description: 'Marks an open order complete; its ship date becomes now unless it had one.',
+    args: { id: t.arg.id({ required: true, description: 'The id of the order.' }) },
+    resolve: (_root, { id }, ctx) => completeOrder(ctx.prisma, parseId(id)),
+  }),
+  cancelOrder: t.field({
+    type: Order,
+    description: 'Cancels an open order and returns its quantity to stock. Returns the order as it was.',
+    args: { id: t.arg.id({ required: true, description: 'The id of the order.' }) },
+    resolve: (_root, { id }, ctx) => cancelOrder(ctx.prisma, parseId(id)),
+  }),
+}));

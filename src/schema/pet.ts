@@ -1,0 +1,200 @@
+import { builder } from '../builder.js';
+import { createPet, deletePet, updatePet } from '../domain/catalog.js';
+import { parseId } from '../domain/ids.js';
+import type { Prisma } from '../generated/prisma/client.js';
+import { DEFAULT_LEGACY_SUNSET_DATE } from '../legacy.js';
+import { checkPageSize, pageSize } from './shared.js';
+
+export const PetStatus = builder.enumType('PetStatus', {
+  description: 'Status of a pet and of an inventory entry.',
+  values: {
+    AVAILABLE: { value: 'available', description: 'In stock and can be ordered.' },
+    PENDING: { value: 'pending', description: 'Out of stock while an order for it is still open.' },
+    SOLD: { value: 'sold', description: 'Out of stock with no open order.' },
+  } as const,
+});
+
+export const Pet = builder.prismaObject('Pet', {
+  description: 'An animal in the store. Every pet belongs to a category.',
+  fields: (t) => ({
+    id: t.field({
+      type: 'ID',
+      resolve: (row) => row.id.toString(),
+      description: 'Unique identifier (int64, as a string), assigned on creation.',
+    }),
+    name: t.exposeString('name', { description: "The animal's name." }),
+    categoryId: t.field({
+      type: 'ID',
+      resolve: (row) => row.categoryId.toString(),
+      description: 'The id of the category the animal belongs to.',
+    }),
+    status: t.expose('status', {
+      type: PetStatus,
+      nullable: true,
+      description:
+        "Status of the pet: its inventory entry's status when it has one, otherwise the status it was given.",
+    }),
+    category: t.relation('category', { description: 'The category the animal belongs to.' }),
+    inventory: t.relation('inventory', { nullable: true, description: "The pet's stock entry, if it has one." }),
+    orders: t.relatedConnection('orders', {
+      description: 'Orders for this pet, oldest first.',
+      cursor: 'id',
+      defaultSize: pageSize.default,
+      maxSize: pageSize.max,
+      totalCount: true,
+      query: (args) => {
+        checkPageSize(args);
+        return { orderBy: { id: 'asc' } };
+      },
+    }),
+  }),
+});
+
+const PetFilter = builder.inputType('PetFilter', {
+  description: 'Narrows a list of pets; all given conditions must hold.',
+  fields: (t) => ({
+    status: t.field({ type: PetStatus, required: false, description: 'Only pets with this status.' }),
+    categoryId: t.id({ required: false, description: 'Only pets of this category.' }),
+    nameContains: t.string({ required: false, description: 'Only pets whose name contains this text, ignoring case.' }),
+  }),
+});
+
+const PetOrderField = builder.enumType('PetOrderField', {
+  description: 'What a list of pets can be ordered by.',
+  values: {
+    ID: { value: 'id', description: 'The id, which is the order of creation.' },
+    NAME: { value: 'name', description: 'The name, alphabetically.' },
+  } as const,
+});
+
+export const OrderDirection = builder.enumType('OrderDirection', {
+  description: 'Ascending or descending.',
+  values: {
+    ASC: { value: 'asc', description: 'Smallest first.' },
+    DESC: { value: 'desc', description: 'Largest first.' },
+  } as const,
+});
+
+const PetOrder = builder.inputType('PetOrder', {
+  description: 'The order of a list of pets. Ties are broken by id.',
+  fields: (t) => ({
+    field: t.field({ type: PetOrderField, required: true, description: 'What to order by.' }),
+    direction: t.field({ type: OrderDirection, defaultValue: 'asc', description: 'Which way.' }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  pets: t.prismaConnection({
+    type: 'Pet',
+    cursor: 'id',
+    description: 'Pets, 20 to a page unless asked (at most 100), by id unless ordered otherwise.',
+    defaultSize: pageSize.default,
+    maxSize: pageSize.max,
+    args: {
+      filter: t.arg({ type: PetFilter, required: false, description: 'Conditions the pets must meet.' }),
+      orderBy: t.arg({ type: PetOrder, required: false, description: 'The order of the list.' }),
+    },
+    totalCount: (_parent, args, ctx) => {
+      checkPageSize(args);
+      return ctx.prisma.pet.count({ where: petWhere(args.filter) });
+    },
+    resolve: (query, _parent, args, ctx) => {
+      checkPageSize(args);
+      const direction = args.orderBy?.direction ?? 'asc';
+      const orderBy: Prisma.PetOrderByWithRelationInput[] =
+        args.orderBy?.field === 'name' ? [{ name: direction }, { id: direction }] : [{ id: direction }];
+      return ctx.prisma.pet.findMany({ ...query, where: petWhere(args.filter), orderBy });
+    },
+  }),
+  pet: t.prismaField({
+    type: 'Pet',
+    nullable: true,
+    description: 'One pet by its id, or null when there is none.',
+    args: { id: t.arg.id({ required: true, description: 'The id of the pet.' }) },
+    resolve: (query, _parent, args, ctx) => ctx.prisma.pet.findUnique({ ...query, where: { id: parseId(args.id) } }),
+  }),
+  getPetById: t.prismaField({
+    type: 'Pet',
+    nullable: true,
+    description: 'One pet by its id: the legacy lookup, kept with its original shape.',
+    deprecationReason: legacyLookupDeprecation(DEFAULT_LEGACY_SUNSET_DATE),
+    args: { petId: t.arg.id({ required: true, description: 'The id of the pet.' }) },
+    resolve: (query, _parent, args, ctx) =>
+      ctx.prisma.pet.findUnique({ ...query, where: { id: parseId(args.petId, 'petId') } }),
+  }),
+}));
+
+/** The deprecation reason of `getPetById`, naming its replacement and the sunset date. */
+export function legacyLookupDeprecation(sunsetDate: string): string {
+  return `Use pet(id:) instead. getPetById will be removed on ${sunsetDate} (sunset date).`;
+}
+
+function petWhere(
+  filter?: {
+    status?: 'available' | 'pending' | 'sold' | null;
+    categoryId?: string | null;
+    nameContains?: string | null;
+  } | null,
+): Prisma.PetWhereInput {
+  return {
+    ...(filter?.status ? { status: filter.status } : {}),
+    ...(filter?.categoryId ? { categoryId: parseId(filter.categoryId, 'filter.categoryId') } : {}),
+    ...(filter?.nameContains ? { name: { contains: filter.nameContains, mode: 'insensitive' } } : {}),
+  };
+}
+
+const NewPet = builder.inputType('NewPet', {
+  description: 'The input form of a pet.',
+  fields: (t) => ({
+    name: t.string({ required: true, description: "The animal's name: 1 to 100 characters, trimmed." }),
+    categoryId: t.id({ required: true, description: 'The id of an existing category.' }),
+    status: t.field({
+      type: PetStatus,
+      required: false,
+      description: 'Status of the pet (available when not given). Once it has stock, its stock decides.',
+    }),
+  }),
+});
+
+const PetChanges = builder.inputType('PetChanges', {
+  description: 'Changes to a pet; fields left out stay as they are.',
+  fields: (t) => ({
+    name: t.string({ required: false, description: "The animal's new name: 1 to 100 characters, trimmed." }),
+    categoryId: t.id({ required: false, description: 'The id of the category to move the pet to.' }),
+    status: t.field({
+      type: PetStatus,
+      required: false,
+      description: 'A new status; refused for a pet with an inventory entry, whose status follows its stock.',
+    }),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  createPet: t.field({
+    type: Pet,
+    description: 'Adds a pet to an existing category.',
+    args: { input: t.arg({ type: NewPet, required: true, description: 'The new pet.' }) },
+    resolve: (_root, { input }, ctx) =>
+      createPet(ctx.prisma, { ...input, categoryId: parseId(input.categoryId, 'input.categoryId') }),
+  }),
+  updatePet: t.field({
+    type: Pet,
+    description: "Changes a pet's name, category or (when it has no stock entry) status.",
+    args: {
+      id: t.arg.id({ required: true, description: 'The id of the pet.' }),
+      input: t.arg({ type: PetChanges, required: true, description: 'The changes.' }),
+    },
+    resolve: (_root, { id, input }, ctx) =>
+      updatePet(ctx.prisma, parseId(id), {
+        name: input.name,
+        status: input.status,
+        categoryId: input.categoryId ? parseId(input.categoryId, 'input.categoryId') : undefined,
+      }),
+  }),
+  deletePet: t.field({
+    type: Pet,
+    description: 'Removes a pet with its stock entry and finished orders; refused while it has an open order.',
+    args: { id: t.arg.id({ required: true, description: 'The id of the pet.' }) },
+    resolve: (_root, { id }, ctx) => deletePet(ctx.prisma, parseId(id)),
+  }),
+}));
