@@ -15,7 +15,7 @@ export const limits = {
 
 // Control characters other than tab and newline make no sense in a name and
 // break logs and terminals; refuse them rather than store them.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to match them
+// eslint-disable-next-line no-control-regex -- the point is to match them
 const controlCharacters = /[\u0000-\u0008\u000B-\u001F\u007F]/;
 
 export const name = z
@@ -35,12 +35,10 @@ export const description = z
     error: 'description must not contain control characters',
   });
 
-const wholeNumberBetween = (field: string, min: number, max: number) =>
-  z
-    .number()
-    .int({ error: `${field} must be a whole number from ${min} to ${max}` })
-    .min(min, { error: `${field} must be a whole number from ${min} to ${max}` })
-    .max(max, { error: `${field} must be a whole number from ${min} to ${max}` });
+export const wholeNumberBetween = (field: string, min: number, max: number) => {
+  const error = `${field} must be a whole number from ${min} to ${max}`;
+  return z.number({ error }).int({ error }).min(min, { error }).max(max, { error });
+};
 
 export const orderQuantity = wholeNumberBetween('quantity', limits.orderQuantity.min, limits.orderQuantity.max);
 export const stockQuantity = wholeNumberBetween('quantity', limits.stockQuantity.min, limits.stockQuantity.max);

@@ -1,0 +1,85 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { createRemoteJWKSet, errors, type JWTPayload, type JWTVerifyGetKey, jwtVerify, SignJWT } from 'jose';
+import { DomainError } from '../errors.js';
+import type { Principal } from './scopes.js';
+
+/** How tokens are checked: a shared HS256 secret, or an identity provider's JWKS. */
+export type TokenKeys =
+  | { kind: 'hs256'; secret: Uint8Array; issuer?: string; audience?: string }
+  | { kind: 'jwks'; url: string; issuer: string; audience: string };
+
+export type TokenVerifier = (token: string) => Promise<Principal>;
+
+const unauthenticated = (message: string) => new DomainError('UNAUTHENTICATED', message);
+
+/** Scopes from the standard `scope` claim (space-separated) or a `scp` array, as providers differ. */
+function scopesOf(payload: JWTPayload): Set<string> {
+  const claim = payload.scope ?? payload.scp;
+  if (typeof claim === 'string') return new Set(claim.split(' ').filter(Boolean));
+  if (Array.isArray(claim)) return new Set(claim.filter((s): s is string => typeof s === 'string'));
+  return new Set();
+}
+
+export function createTokenVerifier(keys: TokenKeys): TokenVerifier {
+  const key: Uint8Array | JWTVerifyGetKey = keys.kind === 'hs256' ? keys.secret : createRemoteJWKSet(new URL(keys.url));
+  const options = {
+    algorithms: keys.kind === 'hs256' ? ['HS256'] : ['RS256', 'ES256', 'PS256', 'EdDSA'],
+    ...(keys.issuer ? { issuer: keys.issuer } : {}),
+    ...(keys.audience ? { audience: keys.audience } : {}),
+    clockTolerance: 5,
+  };
+  return async (token) => {
+    try {
+      const { payload } = await jwtVerify(token, key as Uint8Array, options);
+      if (!payload.sub) throw unauthenticated('The token has no subject (sub claim).');
+      return { subject: payload.sub, scopes: scopesOf(payload) };
+    } catch (error) {
+      if (error instanceof DomainError) throw error;
+      if (error instanceof errors.JWTExpired) throw unauthenticated('The token has expired.');
+      if (error instanceof errors.JOSEError) throw unauthenticated(`The token is not valid (${error.code}).`);
+      throw error;
+    }
+  };
+}
+
+export interface MintOptions {
+  subject: string;
+  scopes: string[];
+  /** e.g. '1h', '30d' (jose's time span syntax). */
+  expiresIn: string;
+  issuer?: string;
+  audience?: string;
+}
+
+/** Signs an HS256 token: for `npm run token` in development and for tests. */
+export async function mintToken(secret: Uint8Array, options: MintOptions): Promise<string> {
+  const jwt = new SignJWT({ scope: options.scopes.join(' ') })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setSubject(options.subject)
+    .setIssuedAt()
+    .setExpirationTime(options.expiresIn);
+  if (options.issuer) jwt.setIssuer(options.issuer);
+  if (options.audience) jwt.setAudience(options.audience);
+  return jwt.sign(secret);
+}
+
+export const DEV_SECRET_FILE = 'dev-jwt-secret';
+
+/**
+ * The development key: made once for the data folder and kept there (readable
+ * by its owner only), so tokens minted with `npm run token` stay valid across
+ * restarts. Never used in production, where a key must be configured.
+ */
+export async function developmentSecret(dataDir: string): Promise<Uint8Array> {
+  const file = path.join(dataDir, DEV_SECRET_FILE);
+  if (!existsSync(file)) {
+    await mkdir(dataDir, { recursive: true });
+    await writeFile(file, randomBytes(32).toString('base64url'), { mode: 0o600, flag: 'wx' }).catch((error) => {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    });
+  }
+  return new TextEncoder().encode((await readFile(file, 'utf8')).trim());
+}
