@@ -130,6 +130,27 @@ function migrationTimestamp(now: Date): string {
   return now.toISOString().replace(/\D/g, '').slice(0, 14);
 }
 
+/**
+ * The new folder's timestamp: now, or one second after the newest migration
+ * when that one is stamped later (a clock behind the colleague's who wrote it).
+ * Migrations apply in folder-name order, and the next diff starts from the
+ * newest folder's snapshot, so a new migration must always sort last.
+ */
+function nextMigrationTimestamp(now: Date, newest: string | undefined): string {
+  const stamp = migrationTimestamp(now);
+  const last = newest?.match(/^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})/);
+  if (!last || stamp > last[0]) return stamp;
+  const [year, month, day, hour, minute, second] = last.slice(1).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  return migrationTimestamp(new Date(Date.UTC(year, month - 1, day, hour, minute, second + 1)));
+}
+
 export interface CreatedMigration {
   name: string;
   sql: string;
@@ -149,7 +170,8 @@ export async function createMigration(
   }
   const sql = await nextMigrationSql(paths);
   if (!sql) return undefined;
-  const folderName = `${migrationTimestamp(now)}_${name}`;
+  const newest = (await migrationFolders(paths.migrationsDir)).at(-1);
+  const folderName = `${nextMigrationTimestamp(now, newest)}_${name}`;
   const folder = path.join(paths.migrationsDir, folderName);
   await mkdir(folder, { recursive: true });
   await writeFile(path.join(folder, MIGRATION_FILE), sql);

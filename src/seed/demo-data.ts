@@ -40,6 +40,10 @@ const pets: DemoPet[] = [
   { name: 'Pico', category: 'Birds', stock: 7 },
 ];
 
+// Some sixty statements in one interactive transaction: Prisma's default limit
+// (5 s) is too tight for the embedded database on a busy machine.
+const seedTransactionLimits = { maxWait: 10_000, timeout: 60_000 };
+
 export interface SeedResult {
   categoriesCreated: number;
   petsCreated: number;
@@ -88,5 +92,5 @@ export async function seedDemoData(prisma: PrismaClient): Promise<SeedResult> {
       petsCreated++;
     }
     return { categoriesCreated, petsCreated };
-  });
+  }, seedTransactionLimits);
 }
