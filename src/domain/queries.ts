@@ -1,0 +1,51 @@
+import { z } from 'zod';
+import type { PrismaClient } from '../db.js';
+import { notFound } from '../errors.js';
+import type { Order, Pet } from '../generated/prisma/client.js';
+import { validate, wholeNumberBetween } from './validation.js';
+
+/** Reads that answer with an error rather than an empty result, shared by the HTTP layers. */
+
+export async function findPetOrThrow(db: PrismaClient, id: bigint): Promise<Pet> {
+  const pet = await db.pet.findUnique({ where: { id } });
+  if (!pet) throw notFound(`Pet ${id} does not exist.`);
+  return pet;
+}
+
+/** Offset paging of the legacy order list: 50 to a page unless asked, 1 to 100. */
+export const orderListPaging = { defaultLimit: 50, maxLimit: 100, maxOffset: 2_147_483_647 } as const;
+
+const orderListQuery = z.object({
+  complete: z.boolean().optional(),
+  petId: z.bigint().optional(),
+  limit: wholeNumberBetween('limit', 1, orderListPaging.maxLimit).default(orderListPaging.defaultLimit),
+  offset: wholeNumberBetween('offset', 0, orderListPaging.maxOffset).default(0),
+});
+
+export interface OrderListQuery {
+  complete?: boolean | undefined;
+  petId?: bigint | undefined;
+  limit?: number | undefined;
+  offset?: number | undefined;
+}
+
+export interface OrderPage {
+  orders: Order[];
+  limit: number;
+  offset: number;
+  /** Whether orders remain after this page. */
+  hasMore: boolean;
+}
+
+/** Orders by id (a stable order for offset paging), filtered by pet and completeness. */
+export async function listOrders(db: PrismaClient, query: OrderListQuery): Promise<OrderPage> {
+  const { complete, petId, limit, offset } = validate(orderListQuery, query);
+  // One row past the page tells whether another page exists, without a count.
+  const rows = await db.order.findMany({
+    where: { ...(petId === undefined ? {} : { petId }), ...(complete === undefined ? {} : { complete }) },
+    orderBy: { id: 'asc' },
+    skip: offset,
+    take: limit + 1,
+  });
+  return { orders: rows.slice(0, limit), limit, offset, hasMore: rows.length > limit };
+}

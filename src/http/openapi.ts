@@ -1,0 +1,306 @@
+import { orderListPaging } from '../domain/queries.js';
+import { limits } from '../domain/validation.js';
+import { errorStatus } from '../errors.js';
+import { type LegacyAfterSunset, legacySchedule } from '../legacy.js';
+
+/**
+ * The OpenAPI 3.0.3 description of the REST compatibility routes, served at
+ * GET /openapi.json. It describes exactly what src/http/rest.ts answers; the
+ * tests check every REST response they receive against it.
+ */
+
+export const GRAPHQL_PATH = '/graphql';
+export const OPENAPI_PATH = '/openapi.json';
+/**
+ * Where `Link: rel="sunset"` points: this document, whose GET /pets/{petId}
+ * states the sunset policy. The README is not served by the gateway and the
+ * project has no public address yet; point this at the README's section once
+ * it has one.
+ */
+export const LEGACY_POLICY_PATH = OPENAPI_PATH;
+export const LEGACY_README_SECTION = 'README.md, section "Legacy REST callers"';
+
+export interface OpenApiOptions {
+  legacySunsetDate: string;
+  legacyAfterSunset: LegacyAfterSunset;
+}
+
+const ref = (kind: 'schemas' | 'responses' | 'headers' | 'parameters', name: string) => ({
+  $ref: `#/components/${kind}/${name}`,
+});
+
+const int64 = { type: 'integer', format: 'int64', minimum: 1 } as const;
+
+const jsonContent = (schema: object) => ({ 'application/json': { schema } });
+
+const requestIdHeader = { 'X-Request-Id': ref('headers', 'X-Request-Id') };
+const legacyHeaders = {
+  Deprecation: ref('headers', 'Deprecation'),
+  Sunset: ref('headers', 'Sunset'),
+  Link: ref('headers', 'LegacyLink'),
+};
+
+/** An Error response; `extraHeaders` are the ones the route adds to every answer. */
+const errorResponse = (description: string, extraHeaders: object = {}) => ({
+  description,
+  headers: { ...requestIdHeader, ...extraHeaders },
+  content: jsonContent(ref('schemas', 'Error')),
+});
+
+/** HEAD answers the same status and headers as GET, without the body. */
+function headOf<Operation extends { responses: Record<string, { description: string; headers?: object }> }>(
+  operation: Operation,
+) {
+  const responses = Object.fromEntries(
+    Object.entries(operation.responses).map(([status, response]) => [
+      status,
+      { description: response.description, ...(response.headers ? { headers: response.headers } : {}) },
+    ]),
+  );
+  return { ...operation, responses };
+}
+
+export function openApiDocument({ legacySunsetDate, legacyAfterSunset }: OpenApiOptions) {
+  const { sunsetAt } = legacySchedule(legacySunsetDate);
+  const afterSunset =
+    legacyAfterSunset === 'gone'
+      ? 'From that date on it answers 410 with an Error body (code GONE).'
+      : 'This gateway is set to keep answering after that date (LEGACY_AFTER_SUNSET=serve), with the same headers.';
+
+  const getPetById = {
+    tags: ['Pets'],
+    operationId: 'getPetById',
+    summary: 'Find a pet by its id (deprecated)',
+    description: [
+      `Deprecated. Sunset date: ${legacySunsetDate} (${sunsetAt.toUTCString()}). ${afterSunset}`,
+      `Use the GraphQL query \`pet(id:)\` at ${GRAPHQL_PATH} instead:`,
+      '`query { pet(id: "1") { id name categoryId status } }`.',
+      'Every answer of this route carries `Deprecation` (RFC 9745), `Sunset` (RFC 8594) and `Link` headers naming',
+      `the successor (rel="successor-version") and this policy (rel="sunset"); see also ${LEGACY_README_SECTION}.`,
+    ].join(' '),
+    deprecated: true,
+    'x-sunset': legacySunsetDate,
+    responses: {
+      '200': {
+        description: 'The pet.',
+        headers: { ...requestIdHeader, ...legacyHeaders, ETag: ref('headers', 'ETag') },
+        content: jsonContent(ref('schemas', 'Pet')),
+      },
+      '304': {
+        description: 'The pet is unchanged since the ETag given in If-None-Match.',
+        headers: { ...requestIdHeader, ...legacyHeaders, ETag: ref('headers', 'ETag') },
+      },
+      '400': errorResponse('petId is not an int64 id from 1 to 2^63-1 (code VALIDATION_FAILED).', legacyHeaders),
+      '404': errorResponse('No pet has this id (code NOT_FOUND).', legacyHeaders),
+      '406': errorResponse('The Accept header allows no JSON (code NOT_ACCEPTABLE).', legacyHeaders),
+      '410': errorResponse('The route is past its sunset date (code GONE).', legacyHeaders),
+      '500': errorResponse('Something unexpected failed; the message is masked (code INTERNAL).', legacyHeaders),
+    },
+  };
+
+  const listOrders = {
+    tags: ['Store'],
+    operationId: 'listOrders',
+    summary: 'List the orders of the store',
+    description: [
+      `Orders by id, ${orderListPaging.defaultLimit} to a page unless \`limit\` says otherwise.`,
+      'While more orders remain, a `Link` header with rel="next" gives the address of the next page.',
+      'A field without a value (an order not yet shipped has no `shipDate`) is left out, never null.',
+      `The GraphQL query that replaces it, at ${GRAPHQL_PATH}:`,
+      '`query { orders(first: 50, filter: { petId: "1", complete: false }) {',
+      'edges { node { id petId quantity shipDate complete } } pageInfo { hasNextPage endCursor } } }`.',
+    ].join(' '),
+    parameters: [
+      ref('parameters', 'complete'),
+      ref('parameters', 'petIdFilter'),
+      ref('parameters', 'limit'),
+      ref('parameters', 'offset'),
+    ],
+    responses: {
+      '200': {
+        description: 'One page of orders.',
+        headers: { ...requestIdHeader, ETag: ref('headers', 'ETag'), Link: ref('headers', 'NextLink') },
+        content: jsonContent({ type: 'array', items: ref('schemas', 'Order') }),
+      },
+      '304': {
+        description: 'The page is unchanged since the ETag given in If-None-Match.',
+        headers: { ...requestIdHeader, ETag: ref('headers', 'ETag'), Link: ref('headers', 'NextLink') },
+      },
+      '400': errorResponse('A parameter is not valid; the message names it (code VALIDATION_FAILED).'),
+      '406': errorResponse('The Accept header allows no JSON (code NOT_ACCEPTABLE).'),
+      '500': errorResponse('Something unexpected failed; the message is masked (code INTERNAL).'),
+    },
+  };
+
+  return {
+    openapi: '3.0.3',
+    info: {
+      title: 'Petstore',
+      version: '1.0.0',
+      description: [
+        `The REST routes kept for legacy callers of the Petstore API. The full API is GraphQL, at ${GRAPHQL_PATH}.`,
+        'Every answer is JSON; every error is an Error object whose code and status are the ones GraphQL errors',
+        'carry in `extensions`. Another method on these paths answers 405 with an `Allow` header; an unknown path',
+        'answers 404. Every answer carries the `X-Request-Id` header (the one given, or a new one).',
+      ].join(' '),
+    },
+    tags: [
+      { name: 'Pets', description: 'Animals in the store.' },
+      { name: 'Store', description: 'Orders for animals in the store.' },
+    ],
+    paths: {
+      '/pets/{petId}': {
+        parameters: [ref('parameters', 'petId')],
+        get: getPetById,
+        head: headOf({ ...getPetById, operationId: 'headPetById', summary: 'Headers of GET /pets/{petId}' }),
+      },
+      '/store/orders': {
+        get: listOrders,
+        head: headOf({ ...listOrders, operationId: 'headOrders', summary: 'Headers of GET /store/orders' }),
+      },
+    },
+    components: {
+      schemas: {
+        PetStatus: {
+          type: 'string',
+          description: 'Status of a pet and of an inventory entry.',
+          enum: ['available', 'pending', 'sold'],
+        },
+        Pet: {
+          type: 'object',
+          description: 'An animal in the store.',
+          required: ['id', 'name', 'categoryId'],
+          properties: {
+            id: { ...int64, description: 'Unique identifier assigned on creation (exact, even above 2^53).' },
+            name: {
+              type: 'string',
+              minLength: limits.nameLength.min,
+              maxLength: limits.nameLength.max,
+              description: "The animal's name.",
+            },
+            categoryId: { ...int64, description: 'The ID of the category the animal belongs to.' },
+            status: ref('schemas', 'PetStatus'),
+          },
+        },
+        Order: {
+          type: 'object',
+          description: 'An order for a pet. No field is required; a field without a value is left out.',
+          properties: {
+            id: { ...int64, description: 'Unique order identifier.' },
+            petId: { ...int64, description: 'The ID of the animal in this order.' },
+            quantity: {
+              type: 'integer',
+              format: 'int32',
+              minimum: limits.orderQuantity.min,
+              maximum: limits.orderQuantity.max,
+              description: 'Number of units ordered.',
+            },
+            shipDate: { type: 'string', format: 'date-time', description: 'Expected or actual ship date, UTC.' },
+            complete: { type: 'boolean', description: 'Whether the order has been fulfilled.' },
+          },
+        },
+        Error: {
+          type: 'object',
+          description: 'Every error answer.',
+          required: ['code', 'message', 'status'],
+          properties: {
+            code: { type: 'string', enum: Object.keys(errorStatus), description: 'A machine-readable error code.' },
+            message: { type: 'string', description: 'A human-readable description of the error.' },
+            status: { type: 'integer', minimum: 400, maximum: 599, description: 'The HTTP status code.' },
+          },
+        },
+      },
+      parameters: {
+        petId: {
+          name: 'petId',
+          in: 'path',
+          required: true,
+          description: 'The pet identifier: a whole number from 1 to 2^63-1.',
+          schema: int64,
+        },
+        petIdFilter: {
+          name: 'petId',
+          in: 'query',
+          required: false,
+          description: 'Only orders for this pet.',
+          schema: int64,
+        },
+        complete: {
+          name: 'complete',
+          in: 'query',
+          required: false,
+          description: 'Only complete (true) or only open (false) orders.',
+          schema: { type: 'boolean' },
+        },
+        limit: {
+          name: 'limit',
+          in: 'query',
+          required: false,
+          description: 'How many orders to a page.',
+          schema: {
+            type: 'integer',
+            format: 'int32',
+            minimum: 1,
+            maximum: orderListPaging.maxLimit,
+            default: orderListPaging.defaultLimit,
+          },
+        },
+        offset: {
+          name: 'offset',
+          in: 'query',
+          required: false,
+          description: 'How many orders to skip.',
+          schema: { type: 'integer', format: 'int32', minimum: 0, maximum: orderListPaging.maxOffset, default: 0 },
+        },
+      },
+      headers: {
+        'X-Request-Id': {
+          description: 'The request id given by the caller, or a new one; quote it when reporting a problem.',
+          required: true,
+          schema: { type: 'string', pattern: '^[\\w.:-]{1,128}$' },
+        },
+        Deprecation: {
+          description: 'RFC 9745: when the route was deprecated, as @<unix seconds>.',
+          required: true,
+          schema: { type: 'string', pattern: '^@[0-9]+$' },
+        },
+        Sunset: {
+          description: 'RFC 8594: when the route goes away, as an HTTP-date.',
+          required: true,
+          schema: {
+            type: 'string',
+            pattern: '^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), [0-9]{2} [A-Z][a-z]{2} [0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2} GMT$',
+            example: sunsetAt.toUTCString(),
+          },
+        },
+        LegacyLink: {
+          description: `The successor (rel="successor-version", ${GRAPHQL_PATH}) and the sunset policy (rel="sunset").`,
+          required: true,
+          schema: { type: 'string', pattern: 'rel="successor-version".*rel="sunset"' },
+        },
+        NextLink: {
+          description: 'The next page (rel="next"), present while more orders remain.',
+          required: false,
+          schema: { type: 'string', pattern: '^<[^>]+>; rel="next"$' },
+        },
+        ETag: {
+          description: 'The version of this answer; send it in If-None-Match to get 304 while it is unchanged.',
+          required: true,
+          schema: { type: 'string', pattern: '^"[^"]*"$' },
+        },
+        Allow: {
+          description: 'The methods the path answers.',
+          required: true,
+          schema: { type: 'string', enum: ['GET, HEAD'] },
+        },
+      },
+      responses: {
+        NotFound: errorResponse('No such path (code NOT_FOUND).'),
+        MethodNotAllowed: {
+          ...errorResponse('The path does not answer this method (code METHOD_NOT_ALLOWED).'),
+          headers: { ...requestIdHeader, Allow: ref('headers', 'Allow') },
+        },
+      },
+    },
+  };
+}

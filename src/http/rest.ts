@@ -1,0 +1,204 @@
+import { createHash } from 'node:crypto';
+import { type Context, Hono, type MiddlewareHandler } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { requireScope, scopes } from '../auth/scopes.js';
+import type { PrismaClient } from '../db.js';
+import { parseId } from '../domain/ids.js';
+import { findPetOrThrow, listOrders } from '../domain/queries.js';
+import { DomainError, errorBody, validationFailed } from '../errors.js';
+import type { Order, Pet } from '../generated/prisma/client.js';
+import { type LegacyAfterSunset, legacySchedule } from '../legacy.js';
+import type { Logger } from '../logger.js';
+import type { GuardedEnv } from './guards.js';
+import { GRAPHQL_PATH, LEGACY_POLICY_PATH, OPENAPI_PATH, openApiDocument } from './openapi.js';
+
+/**
+ * The REST compatibility routes for legacy callers of the Petstore API, as
+ * described by src/http/openapi.ts. Handlers parse, call the domain, and write
+ * the spec's JSON; every failure is the spec's Error body.
+ */
+
+export interface RestOptions {
+  prisma: PrismaClient;
+  logger: Logger;
+  legacySunsetDate: string;
+  legacyAfterSunset: LegacyAfterSunset;
+}
+
+type RestEnv = GuardedEnv;
+
+const ALLOWED_METHODS = 'GET, HEAD';
+
+export function createRestRouter(options: RestOptions) {
+  const router = new Hono<RestEnv>();
+  const { deprecatedAt, sunsetAt } = legacySchedule(options.legacySunsetDate);
+  const openApiJson = JSON.stringify(openApiDocument(options));
+
+  const legacyNotice: MiddlewareHandler<RestEnv> = async (c, next) => {
+    c.header('Deprecation', `@${Math.floor(deprecatedAt.getTime() / 1000)}`);
+    c.header('Sunset', sunsetAt.toUTCString());
+    c.header('Link', `<${GRAPHQL_PATH}>; rel="successor-version", <${LEGACY_POLICY_PATH}>; rel="sunset"`);
+    await next();
+  };
+
+  router.use('/pets/:petId', legacyNotice);
+  router.get('/pets/:petId', requireJson, async (c) => {
+    if (options.legacyAfterSunset === 'gone' && Date.now() >= sunsetAt.getTime()) {
+      throw new DomainError(
+        'GONE',
+        `GET /pets/{petId} was retired on ${options.legacySunsetDate}. ` +
+          `Use the GraphQL query pet(id:) at ${GRAPHQL_PATH}.`,
+      );
+    }
+    const pet = await findPetOrThrow(options.prisma, parseId(c.req.param('petId'), 'petId'));
+    return jsonAnswer(c, petJson(pet));
+  });
+  router.all('/pets/:petId', methodNotAllowed);
+
+  router.get('/store/orders', requireJson, async (c) => {
+    requireScope(c.get('principal'), scopes.readOrders);
+    const complete = parseBoolean('complete', singleQueryValue(c, 'complete'));
+    const petIdText = singleQueryValue(c, 'petId');
+    const petId = petIdText === undefined ? undefined : parseId(petIdText, 'petId');
+    const page = await listOrders(options.prisma, {
+      complete,
+      petId,
+      limit: parseWholeNumber(singleQueryValue(c, 'limit')),
+      offset: parseWholeNumber(singleQueryValue(c, 'offset')),
+    });
+    if (page.hasMore) {
+      const next = new URLSearchParams();
+      if (complete !== undefined) next.set('complete', String(complete));
+      if (petId !== undefined) next.set('petId', petId.toString());
+      next.set('limit', String(page.limit));
+      next.set('offset', String(page.offset + page.limit));
+      c.header('Link', `</store/orders?${next}>; rel="next"`);
+    }
+    return jsonAnswer(c, `[${page.orders.map(orderJson).join(',')}]`);
+  });
+  router.all('/store/orders', methodNotAllowed);
+
+  router.get(OPENAPI_PATH, requireJson, (c) => jsonAnswer(c, openApiJson));
+  router.all(OPENAPI_PATH, methodNotAllowed);
+
+  router.onError((error, c) => {
+    const body = errorBody(error);
+    if (body.status >= 500) {
+      options.logger.error({ err: error, requestId: c.get('requestId') }, 'REST request failed');
+    }
+    return c.json(body, body.status as ContentfulStatusCode);
+  });
+
+  return router;
+}
+
+const methodNotAllowed = (c: Context<RestEnv>): never => {
+  c.header('Allow', ALLOWED_METHODS);
+  throw new DomainError(
+    'METHOD_NOT_ALLOWED',
+    `${c.req.method} is not allowed on ${c.req.path}; it answers ${ALLOWED_METHODS}.`,
+  );
+};
+
+const requireJson: MiddlewareHandler<RestEnv> = async (c, next) => {
+  // The answer differs by Accept (JSON or 406), so caches must key on it.
+  c.header('Vary', 'Accept');
+  if (!acceptsJson(c.req.header('accept'))) {
+    throw new DomainError(
+      'NOT_ACCEPTABLE',
+      'These routes answer application/json only; the Accept header allows none.',
+    );
+  }
+  await next();
+};
+
+/**
+ * Whether an Accept header allows application/json: the most specific media
+ * range that matches decides, and q=0 means "not this" (RFC 9110 §12.5.1).
+ */
+export function acceptsJson(accept: string | undefined): boolean {
+  if (accept === undefined || accept.trim() === '') return true;
+  let specificity = -1;
+  let weight = 0;
+  for (const range of accept.split(',')) {
+    const [mediaType = '', ...parameters] = range.split(';').map((part) => part.trim().toLowerCase());
+    const rank = ['*/*', 'application/*', 'application/json'].indexOf(mediaType);
+    if (rank < specificity || rank === -1) continue;
+    const q = parameters.find((parameter) => parameter.startsWith('q='));
+    const rangeWeight = q === undefined ? 1 : Number(q.slice(2));
+    weight = rank > specificity ? rangeWeight : Math.max(weight, rangeWeight);
+    specificity = rank;
+  }
+  return weight > 0;
+}
+
+/** The answer as JSON text with its ETag, or 304 when the caller's If-None-Match already has it. */
+function jsonAnswer(c: Context<RestEnv>, json: string) {
+  const etag = `"${createHash('sha256').update(json).digest('base64url').slice(0, 32)}"`;
+  c.header('ETag', etag);
+  if (ifNoneMatchHas(c.req.header('if-none-match'), etag)) return c.body(null, 304);
+  // Set here so that HEAD, which sends no body, still tells the length GET would send.
+  c.header('Content-Length', String(Buffer.byteLength(json)));
+  return c.body(json, 200, { 'Content-Type': 'application/json' });
+}
+
+/** RFC 9110 §13.1.2: weak comparison, so W/"x" matches "x"; `*` matches any current answer. */
+function ifNoneMatchHas(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  if (header.trim() === '*') return true;
+  return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
+}
+
+/** A query parameter given at most once; an empty value counts as not given. */
+function singleQueryValue(c: Context<RestEnv>, name: string): string | undefined {
+  const values = c.req.queries(name) ?? [];
+  if (values.length > 1) throw validationFailed(name, `${name} may be given only once, got ${values.length} values.`);
+  return values[0] === '' ? undefined : values[0];
+}
+
+function parseBoolean(name: string, text: string | undefined): boolean | undefined {
+  if (text === undefined) return undefined;
+  if (text === 'true') return true;
+  if (text === 'false') return false;
+  throw validationFailed(name, `${name} must be true or false, got "${text.slice(0, 40)}".`);
+}
+
+/** Digits become a number; anything else becomes NaN, which the domain refuses naming the parameter. */
+function parseWholeNumber(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  return /^-?\d{1,16}$/.test(text) ? Number(text) : Number.NaN;
+}
+
+type JsonField = bigint | string | number | boolean | Date | null | undefined;
+
+/**
+ * JSON object text in the spec's shape: int64 ids written digit for digit
+ * (a JSON number above 2^53 must not pass through a lossy Number), dates as
+ * ISO 8601 in UTC, and a field without a value left out rather than null.
+ */
+function jsonObject(fields: Record<string, JsonField>): string {
+  const members: string[] = [];
+  for (const [name, value] of Object.entries(fields)) {
+    if (value === null || value === undefined) continue;
+    const json =
+      typeof value === 'bigint'
+        ? value.toString()
+        : value instanceof Date
+          ? JSON.stringify(value.toISOString())
+          : JSON.stringify(value);
+    members.push(`${JSON.stringify(name)}:${json}`);
+  }
+  return `{${members.join(',')}}`;
+}
+
+const petJson = (pet: Pet) =>
+  jsonObject({ id: pet.id, name: pet.name, categoryId: pet.categoryId, status: pet.status });
+
+const orderJson = (order: Order) =>
+  jsonObject({
+    id: order.id,
+    petId: order.petId,
+    quantity: order.quantity,
+    shipDate: order.shipDate,
+    complete: order.complete,
+  });
