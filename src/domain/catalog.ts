@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import type { PrismaClient } from '../db.js';
 import { conflict, notFound } from '../errors.js';
+import type { Category, Pet, Prisma } from '../generated/prisma/client.js';
 import type { PetStatus } from '../generated/prisma/enums.js';
+import { lockCategory, lockPet } from './locks.js';
 import { description, name, validate } from './validation.js';
 
 /** Categories and pets: what may be written, and what is refused. */
@@ -27,10 +29,28 @@ export async function updateCategory(db: PrismaClient, id: bigint, input: Catego
   return db.category.update({ where: { id }, data });
 }
 
-/** Refused while any pet belongs to the category (the foreign key enforces it too). */
-export async function deleteCategory(db: PrismaClient, id: bigint) {
+/**
+ * The relations a caller wants loaded with a row it gets back (GraphQL passes
+ * what the operation selects). A deleted row must be read with them before it
+ * goes: afterwards there is nothing left to load them from.
+ */
+export interface Loading<Include> {
+  include?: Include;
+}
+
+/**
+ * Refused while any pet belongs to the category (the foreign key enforces it
+ * too). Returns the category as it was, with the relations in `loading`.
+ */
+export async function deleteCategory(
+  db: PrismaClient,
+  id: bigint,
+  loading: Loading<Prisma.CategoryInclude> = {},
+): Promise<Category> {
   return db.$transaction(async (tx) => {
-    const category = await findCategory(tx, id);
+    // Locked first: a pet being added to it meanwhile is either counted below or finds it gone.
+    if (!(await lockCategory(tx, id, 'update'))) throw notFound(`Category ${id} does not exist.`);
+    const category = await tx.category.findUniqueOrThrow({ include: loading.include, where: { id } });
     const pets = await tx.pet.count({ where: { categoryId: id } });
     if (pets > 0) {
       throw conflict(`Category ${id} still has ${pets} pet${pets === 1 ? '' : 's'}; move or delete them first.`);
@@ -63,8 +83,13 @@ export interface PetInput {
 
 export async function createPet(db: PrismaClient, input: PetInput) {
   const { status, ...data } = validate(newPet, input);
-  await findCategory(db, data.categoryId);
-  return db.pet.create({ data: { ...data, ...(status ? { status } : {}) } });
+  return db.$transaction(async (tx) => {
+    // The category is share-locked so that it cannot be deleted while the pet is added to it.
+    if (!(await lockCategory(tx, data.categoryId, 'share'))) {
+      throw notFound(`Category ${data.categoryId} does not exist.`);
+    }
+    return tx.pet.create({ data: { ...data, ...(status ? { status } : {}) } });
+  });
 }
 
 /**
@@ -74,9 +99,12 @@ export async function createPet(db: PrismaClient, input: PetInput) {
 export async function updatePet(db: PrismaClient, id: bigint, input: PetInput) {
   const { status, ...data } = validate(petChanges, input);
   return db.$transaction(async (tx) => {
-    const pet = await tx.pet.findUnique({ where: { id }, include: { inventory: { select: { status: true } } } });
-    if (!pet) throw notFound(`Pet ${id} does not exist.`);
-    if (data.categoryId !== undefined) await findCategory(tx, data.categoryId);
+    // Locks in the one order (locks.ts): the new category, then the pet, whose
+    // status stock writes may be changing at the same moment.
+    const categoryExists = data.categoryId === undefined || (await lockCategory(tx, data.categoryId, 'share'));
+    if (!(await lockPet(tx, id))) throw notFound(`Pet ${id} does not exist.`);
+    if (!categoryExists) throw notFound(`Category ${data.categoryId} does not exist.`);
+    const pet = await tx.pet.findUniqueOrThrow({ where: { id }, include: { inventory: { select: { status: true } } } });
     if (status && pet.inventory && status !== pet.inventory.status) {
       throw conflict(`Pet ${id} has an inventory entry, so its status follows its stock; change the stock instead.`);
     }
@@ -86,20 +114,20 @@ export async function updatePet(db: PrismaClient, id: bigint, input: PetInput) {
 
 /**
  * Refused while the pet has an open order. Its finished orders and its
- * inventory entry go with it, in the same transaction.
+ * inventory entry go with it, in the same transaction. Returns the pet as it
+ * was, with the relations in `loading`.
  */
-export async function deletePet(db: PrismaClient, id: bigint) {
+export async function deletePet(db: PrismaClient, id: bigint, loading: Loading<Prisma.PetInclude> = {}): Promise<Pet> {
   return db.$transaction(async (tx) => {
     // Lock the pet so that no order can be placed for it while it is deleted.
-    const locked = await tx.$queryRaw<{ id: bigint }[]>`SELECT id FROM pets WHERE id = ${id} FOR UPDATE`;
-    if (locked.length === 0) throw notFound(`Pet ${id} does not exist.`);
+    if (!(await lockPet(tx, id, 'update'))) throw notFound(`Pet ${id} does not exist.`);
     const openOrders = await tx.order.count({ where: { petId: id, complete: false } });
     if (openOrders > 0) {
       throw conflict(
         `Pet ${id} has ${openOrders} open order${openOrders === 1 ? '' : 's'}; complete or cancel them first.`,
       );
     }
-    const pet = await tx.pet.findUniqueOrThrow({ where: { id } });
+    const pet = await tx.pet.findUniqueOrThrow({ include: loading.include, where: { id } });
     await tx.order.deleteMany({ where: { petId: id } });
     await tx.pet.delete({ where: { id } });
     return pet;

@@ -4,7 +4,9 @@ const MAX_INT64 = 2n ** 63n - 1n;
 
 /**
  * Ids are PostgreSQL bigints (int64). They travel as strings in GraphQL (`ID`)
- * so that no id above 2^53 is ever rounded by a JSON number.
+ * so that no id above 2^53 is ever rounded by a JSON number. `field` is the
+ * name of the argument or input field the id came in (`id`, `petId`,
+ * `categoryId`): the field a VALIDATION_FAILED error names.
  */
 export function parseId(value: string | number, field = 'id'): bigint {
   const text = String(value).trim();

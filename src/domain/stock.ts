@@ -3,20 +3,17 @@ import type { PrismaClient } from '../db.js';
 import { conflict, DomainError, notFound } from '../errors.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import type { PetStatus } from '../generated/prisma/enums.js';
+import type { Loading } from './catalog.js';
+import { lockPet, type Tx } from './locks.js';
 import { stockStatus } from './stock-status.js';
 import { orderQuantity, stockQuantity, validate } from './validation.js';
 
 /**
- * Stock and orders: the state machine. Every write here is one transaction,
- * and every transaction that changes a pet's stock or open orders first locks
- * that pet's inventory row, so concurrent orders are serialised per pet and can
- * never take more than is in stock.
- *
- * Lock order is always order row, then inventory row, which rules out deadlocks
- * between completing, cancelling and placing orders.
+ * Stock and orders: the state machine. Every write here is one transaction
+ * that first locks the pet's row (see locks.ts for the one lock order), so
+ * writes to one pet are serialised: concurrent orders can never take more than
+ * is in stock, and the status is always decided from what is committed.
  */
-type Tx = Prisma.TransactionClient;
-
 const insufficientStock = (message: string) => new DomainError('INSUFFICIENT_STOCK', message);
 
 async function lockStock(tx: Tx, petId: bigint): Promise<{ quantity: number } | undefined> {
@@ -25,7 +22,15 @@ async function lockStock(tx: Tx, petId: bigint): Promise<{ quantity: number } | 
   return rows[0];
 }
 
+/**
+ * Locks an order and its pet, pet first. The order is looked up before its pet
+ * is known, so it is read again under the lock: it may have been cancelled or
+ * completed meanwhile.
+ */
 async function lockOrder(tx: Tx, id: bigint) {
+  const found = await tx.order.findUnique({ where: { id }, select: { petId: true } });
+  if (!found) throw notFound(`Order ${id} does not exist.`);
+  await lockPet(tx, found.petId);
   const rows = await tx.$queryRaw<{ id: bigint }[]>`SELECT id FROM orders WHERE id = ${id} FOR UPDATE`;
   if (rows.length === 0) throw notFound(`Order ${id} does not exist.`);
   return tx.order.findUniqueOrThrow({ where: { id } });
@@ -42,20 +47,29 @@ async function refreshStatus(tx: Tx, petId: bigint, quantity: number): Promise<P
 
 const inventoryUpdate = z.object({ quantity: stockQuantity });
 
-/** Sets a pet's stock count, creating its inventory entry if it has none. */
-export async function updateInventory(db: PrismaClient, petId: bigint, input: { quantity: number }) {
+/**
+ * Sets a pet's stock count, creating its inventory entry if it has none.
+ * Returns the entry with the relations in `loading`, read in the same
+ * transaction: the state this write produced.
+ */
+export async function updateInventory(
+  db: PrismaClient,
+  petId: bigint,
+  input: { quantity: number },
+  loading: Loading<Prisma.InventoryItemInclude> = {},
+) {
   const { quantity } = validate(inventoryUpdate, input);
   return db.$transaction(async (tx) => {
-    const pet = await tx.pet.findUnique({ where: { id: petId }, select: { status: true } });
+    const pet = await lockPet(tx, petId);
     if (!pet) throw notFound(`Pet ${petId} does not exist.`);
-    // The upsert takes the row lock (or creates the row); the status is settled just after.
+    // Under the pet's lock no one else can create the entry meanwhile; the status is settled just after.
     await tx.inventoryItem.upsert({
       where: { petId },
       create: { petId, quantity, status: pet.status },
       update: { quantity },
     });
     await refreshStatus(tx, petId, quantity);
-    return tx.inventoryItem.findUniqueOrThrow({ where: { petId } });
+    return tx.inventoryItem.findUniqueOrThrow({ include: loading.include, where: { petId } });
   });
 }
 
@@ -71,16 +85,17 @@ export interface OrderInput {
   shipDate?: Date | null;
 }
 
-/** Checks and takes the stock and records the order, or refuses with INSUFFICIENT_STOCK. */
-export async function placeOrder(db: PrismaClient, input: OrderInput) {
+/**
+ * Checks and takes the stock and records the order, or refuses with
+ * INSUFFICIENT_STOCK. Returns the order with the relations in `loading`, read
+ * in the same transaction: the stock and status this order left.
+ */
+export async function placeOrder(db: PrismaClient, input: OrderInput, loading: Loading<Prisma.OrderInclude> = {}) {
   const { petId, quantity, shipDate } = validate(newOrder, input);
   return db.$transaction(async (tx) => {
+    if (!(await lockPet(tx, petId))) throw notFound(`Pet ${petId} does not exist.`);
     const stock = await lockStock(tx, petId);
-    if (!stock) {
-      const pet = await tx.pet.findUnique({ where: { id: petId }, select: { id: true } });
-      if (!pet) throw notFound(`Pet ${petId} does not exist.`);
-      throw insufficientStock(`Pet ${petId} has no stock to order.`);
-    }
+    if (!stock) throw insufficientStock(`Pet ${petId} has no stock to order.`);
     if (stock.quantity < quantity) {
       throw insufficientStock(
         stock.quantity === 0
@@ -90,12 +105,20 @@ export async function placeOrder(db: PrismaClient, input: OrderInput) {
     }
     const order = await tx.order.create({ data: { petId, quantity, shipDate: shipDate ?? null } });
     await refreshStatus(tx, petId, stock.quantity - quantity);
-    return order;
+    return loading.include ? tx.order.findUniqueOrThrow({ include: loading.include, where: { id: order.id } }) : order;
   });
 }
 
-/** Marks an open order complete; its ship date defaults to now. */
-export async function completeOrder(db: PrismaClient, id: bigint, now = new Date()) {
+/**
+ * Marks an open order complete; its ship date defaults to now. Returns the
+ * order with the relations in `loading`, read in the same transaction.
+ */
+export async function completeOrder(
+  db: PrismaClient,
+  id: bigint,
+  loading: Loading<Prisma.OrderInclude> = {},
+  now = new Date(),
+) {
   return db.$transaction(async (tx) => {
     const order = await lockOrder(tx, id);
     if (order.complete) throw conflict(`Order ${id} is already complete.`);
@@ -105,19 +128,27 @@ export async function completeOrder(db: PrismaClient, id: bigint, now = new Date
       data: { complete: true, shipDate: order.shipDate ?? now },
     });
     if (stock) await refreshStatus(tx, order.petId, stock.quantity);
-    return completed;
+    return loading.include ? tx.order.findUniqueOrThrow({ include: loading.include, where: { id } }) : completed;
   });
 }
 
-/** Cancels an open order: the order is removed and its quantity returns to stock. */
-export async function cancelOrder(db: PrismaClient, id: bigint) {
+/**
+ * Cancels an open order: the order is removed and its quantity returns to
+ * stock. Returns the order as it was, with the relations in `loading` as they
+ * are after the cancellation (its pet's stock and status already restored).
+ */
+export async function cancelOrder(db: PrismaClient, id: bigint, loading: Loading<Prisma.OrderInclude> = {}) {
   return db.$transaction(async (tx) => {
     const order = await lockOrder(tx, id);
     if (order.complete) throw conflict(`Order ${id} is complete and can no longer be cancelled.`);
     const stock = await lockStock(tx, order.petId);
     await tx.order.delete({ where: { id } });
     if (stock) await refreshStatus(tx, order.petId, stock.quantity + order.quantity);
-    return order;
+    const pet = loading.include?.pet;
+    if (!pet) return order;
+    // The order is gone, so its pet is loaded through the pet's own id.
+    const loaded = await tx.pet.findUniqueOrThrow({ where: { id: order.petId }, ...(pet === true ? {} : pet) });
+    return { ...order, pet: loaded };
   });
 }
 

@@ -13,26 +13,31 @@ export const limits = {
   stockQuantity: { min: 0, max: 1_000_000 },
 } as const;
 
-// Control characters other than tab and newline make no sense in a name and
-// break logs and terminals; refuse them rather than store them.
+// Control characters break logs and terminals and make no sense in a name;
+// refuse them rather than store them. A description may hold line breaks
+// (\n, or \r\n as browsers send them) and tabs, but no other control character.
 // eslint-disable-next-line no-control-regex -- the point is to match them
-const controlCharacters = /[\u0000-\u0008\u000B-\u001F\u007F]/;
+const controlCharacters = /[\u0000-\u001F\u007F-\u009F]/;
+// eslint-disable-next-line no-control-regex -- the point is to match them
+const controlCharactersBesideLineBreaks = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/;
 
+// Lengths count characters (code points, as zod's min/max do), as PostgreSQL's
+// VARCHAR(n) does: a name of 100 emoji is 100 characters.
 export const name = z
-  .string()
+  .string({ error: 'name must be text' })
   .trim()
   .min(limits.nameLength.min, { error: 'name must not be empty' })
   .max(limits.nameLength.max, { error: `name must be at most ${limits.nameLength.max} characters` })
   .refine((value) => !controlCharacters.test(value), { error: 'name must not contain control characters' });
 
 export const description = z
-  .string()
+  .string({ error: 'description must be text' })
   .trim()
   .max(limits.descriptionLength.max, {
     error: `description must be at most ${limits.descriptionLength.max} characters`,
   })
-  .refine((value) => !controlCharacters.test(value.replace(/[\n\t]/g, '')), {
-    error: 'description must not contain control characters',
+  .refine((value) => !controlCharactersBesideLineBreaks.test(value), {
+    error: 'description must not contain control characters other than tabs and line breaks',
   });
 
 export const wholeNumberBetween = (field: string, min: number, max: number) => {

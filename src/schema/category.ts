@@ -1,3 +1,4 @@
+import { scopes } from '../auth/scopes.js';
 import { builder } from '../builder.js';
 import { createCategory, deleteCategory, updateCategory } from '../domain/catalog.js';
 import { parseId } from '../domain/ids.js';
@@ -71,12 +72,14 @@ const CategoryChanges = builder.inputType('CategoryChanges', {
 
 builder.mutationFields((t) => ({
   createCategory: t.field({
+    authScopes: { scope: scopes.writeCatalog },
     type: Category,
     description: 'Adds a category. Its name must not be taken.',
     args: { input: t.arg({ type: NewCategory, required: true, description: 'The new category.' }) },
     resolve: (_root, { input }, ctx) => createCategory(ctx.prisma, input),
   }),
   updateCategory: t.field({
+    authScopes: { scope: scopes.writeCatalog },
     type: Category,
     description: "Changes a category's name or description.",
     args: {
@@ -85,10 +88,12 @@ builder.mutationFields((t) => ({
     },
     resolve: (_root, { id, input }, ctx) => updateCategory(ctx.prisma, parseId(id), input),
   }),
-  deleteCategory: t.field({
+  deleteCategory: t.prismaField({
+    authScopes: { scope: scopes.writeCatalog },
     type: Category,
-    description: 'Removes a category; refused while any pet belongs to it.',
+    description: 'Removes a category; refused while any pet belongs to it. Returns the category as it was.',
     args: { id: t.arg.id({ required: true, description: 'The id of the category.' }) },
-    resolve: (_root, { id }, ctx) => deleteCategory(ctx.prisma, parseId(id)),
+    // The relations the operation selects are read before the row goes.
+    resolve: (query, _root, { id }, ctx) => deleteCategory(ctx.prisma, parseId(id), query),
   }),
 }));

@@ -1,3 +1,4 @@
+import { scopes } from '../auth/scopes.js';
 import { builder } from '../builder.js';
 import { parseId } from '../domain/ids.js';
 import { inventorySummary, type StatusTotal, updateInventory } from '../domain/stock.js';
@@ -83,13 +84,15 @@ const InventoryUpdate = builder.inputType('InventoryUpdate', {
 });
 
 builder.mutationFields((t) => ({
-  updateInventory: t.field({
+  updateInventory: t.prismaField({
+    authScopes: { scope: scopes.writeInventory },
     type: InventoryItem,
     ...stability('BETA', "Sets a pet's stock count, creating its inventory entry if it has none."),
     args: {
       petId: t.arg.id({ required: true, description: 'The id of the pet.' }),
       input: t.arg({ type: InventoryUpdate, required: true, description: 'The new stock count.' }),
     },
-    resolve: (_root, { petId, input }, ctx) => updateInventory(ctx.prisma, parseId(petId, 'petId'), input),
+    resolve: (query, _root, { petId, input }, ctx) =>
+      updateInventory(ctx.prisma, parseId(petId, 'petId'), input, query),
   }),
 }));

@@ -1,3 +1,4 @@
+import { scopes } from '../auth/scopes.js';
 import { builder } from '../builder.js';
 import { parseId } from '../domain/ids.js';
 import { cancelOrder, completeOrder, placeOrder } from '../domain/stock.js';
@@ -37,13 +38,14 @@ const OrderFilter = builder.inputType('OrderFilter', {
 
 function orderWhere(filter?: { petId?: string | null; complete?: boolean | null } | null) {
   return {
-    ...(filter?.petId ? { petId: parseId(filter.petId, 'filter.petId') } : {}),
+    ...(filter?.petId == null ? {} : { petId: parseId(filter.petId, 'petId') }),
     ...(typeof filter?.complete === 'boolean' ? { complete: filter.complete } : {}),
   };
 }
 
 builder.queryFields((t) => ({
   orders: t.prismaConnection({
+    authScopes: { scope: scopes.readOrders },
     type: 'Order',
     cursor: 'id',
     description: 'Orders by id, 20 to a page unless asked (at most 100).',
@@ -60,6 +62,7 @@ builder.queryFields((t) => ({
     },
   }),
   order: t.prismaField({
+    authScopes: { scope: scopes.readOrders },
     type: 'Order',
     nullable: true,
     description: 'One order by its id, or null when there is none.',
@@ -78,24 +81,30 @@ const PlaceOrderInput = builder.inputType('PlaceOrderInput', {
 });
 
 builder.mutationFields((t) => ({
-  placeOrder: t.field({
+  placeOrder: t.prismaField({
+    authScopes: { scope: scopes.writeOrders },
     type: Order,
     description:
       'Takes the stock and records the order, in one transaction; INSUFFICIENT_STOCK when there is not enough.',
     args: { input: t.arg({ type: PlaceOrderInput, required: true, description: 'The order.' }) },
-    resolve: (_root, { input }, ctx) =>
-      placeOrder(ctx.prisma, { ...input, petId: parseId(input.petId, 'input.petId') }),
+    // What the operation selects is read in the order's transaction: the stock this order left.
+    resolve: (query, _root, { input }, ctx) =>
+      placeOrder(ctx.prisma, { ...input, petId: parseId(input.petId, 'petId') }, query),
   }),
-  completeOrder: t.field({
+  completeOrder: t.prismaField({
+    authScopes: { scope: scopes.writeOrders },
     type: Order,
     description: 'Marks an open order complete; its ship date becomes now unless it had one.',
     args: { id: t.arg.id({ required: true, description: 'The id of the order.' }) },
-    resolve: (_root, { id }, ctx) => completeOrder(ctx.prisma, parseId(id)),
+    resolve: (query, _root, { id }, ctx) => completeOrder(ctx.prisma, parseId(id), query),
   }),
-  cancelOrder: t.field({
+  cancelOrder: t.prismaField({
+    authScopes: { scope: scopes.writeOrders },
     type: Order,
-    description: 'Cancels an open order and returns its quantity to stock. Returns the order as it was.',
+    description:
+      'Cancels an open order and returns its quantity to stock. Returns the order as it was; its pet as it is now.',
     args: { id: t.arg.id({ required: true, description: 'The id of the order.' }) },
-    resolve: (_root, { id }, ctx) => cancelOrder(ctx.prisma, parseId(id)),
+    // The order is deleted, so what the operation selects of it is loaded by the domain.
+    resolve: (query, _root, { id }, ctx) => cancelOrder(ctx.prisma, parseId(id), query),
   }),
 }));

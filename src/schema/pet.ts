@@ -1,3 +1,4 @@
+import { scopes } from '../auth/scopes.js';
 import { builder } from '../builder.js';
 import { createPet, deletePet, updatePet } from '../domain/catalog.js';
 import { parseId } from '../domain/ids.js';
@@ -37,6 +38,7 @@ export const Pet = builder.prismaObject('Pet', {
     category: t.relation('category', { description: 'The category the animal belongs to.' }),
     inventory: t.relation('inventory', { nullable: true, description: "The pet's stock entry, if it has one." }),
     orders: t.relatedConnection('orders', {
+      authScopes: { scope: scopes.readOrders },
       description: 'Orders for this pet, oldest first.',
       cursor: 'id',
       defaultSize: pageSize.default,
@@ -138,7 +140,7 @@ function petWhere(
 ): Prisma.PetWhereInput {
   return {
     ...(filter?.status ? { status: filter.status } : {}),
-    ...(filter?.categoryId ? { categoryId: parseId(filter.categoryId, 'filter.categoryId') } : {}),
+    ...(filter?.categoryId == null ? {} : { categoryId: parseId(filter.categoryId, 'categoryId') }),
     ...(filter?.nameContains ? { name: { contains: filter.nameContains, mode: 'insensitive' } } : {}),
   };
 }
@@ -171,13 +173,15 @@ const PetChanges = builder.inputType('PetChanges', {
 
 builder.mutationFields((t) => ({
   createPet: t.field({
+    authScopes: { scope: scopes.writeCatalog },
     type: Pet,
     description: 'Adds a pet to an existing category.',
     args: { input: t.arg({ type: NewPet, required: true, description: 'The new pet.' }) },
     resolve: (_root, { input }, ctx) =>
-      createPet(ctx.prisma, { ...input, categoryId: parseId(input.categoryId, 'input.categoryId') }),
+      createPet(ctx.prisma, { ...input, categoryId: parseId(input.categoryId, 'categoryId') }),
   }),
   updatePet: t.field({
+    authScopes: { scope: scopes.writeCatalog },
     type: Pet,
     description: "Changes a pet's name, category or (when it has no stock entry) status.",
     args: {
@@ -188,13 +192,17 @@ builder.mutationFields((t) => ({
       updatePet(ctx.prisma, parseId(id), {
         name: input.name,
         status: input.status,
-        categoryId: input.categoryId ? parseId(input.categoryId, 'input.categoryId') : undefined,
+        categoryId: input.categoryId == null ? undefined : parseId(input.categoryId, 'categoryId'),
       }),
   }),
-  deletePet: t.field({
+  deletePet: t.prismaField({
+    authScopes: { scope: scopes.writeCatalog },
     type: Pet,
-    description: 'Removes a pet with its stock entry and finished orders; refused while it has an open order.',
+    description:
+      'Removes a pet with its stock entry and finished orders; refused while it has an open order. ' +
+      'Returns the pet as it was.',
     args: { id: t.arg.id({ required: true, description: 'The id of the pet.' }) },
-    resolve: (_root, { id }, ctx) => deletePet(ctx.prisma, parseId(id)),
+    // The relations the operation selects are read before the row goes.
+    resolve: (query, _root, { id }, ctx) => deletePet(ctx.prisma, parseId(id), query),
   }),
 }));

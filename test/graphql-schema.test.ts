@@ -1,0 +1,80 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { LegacyPetByIdDocument, RootFieldsDocument } from './generated/graphql.js';
+import { clientFor } from './support/client.js';
+import { useTestGateway } from './support/gateway.js';
+
+/**
+ * What the schema says about itself: the stability markers, the legacy
+ * lookup's deprecation and its sunset date (schema.graphql being current is
+ * foundation-schema-file.test.ts's).
+ */
+const gateway = useTestGateway();
+const client = clientFor(gateway);
+const schemaFile = readFileSync(new URL('../schema.graphql', import.meta.url), 'utf8');
+
+/** The root fields (Query.x, Mutation.y) that carry a directive in schema.graphql, with the directive. */
+function fieldsWithDirective(name: string): Record<string, string> {
+  const found: Record<string, string> = {};
+  let type = '';
+  let field = '';
+  for (const line of schemaFile.split('\n')) {
+    const typeMatch = /^type (\w+)/.exec(line);
+    if (typeMatch) type = typeMatch[1]!;
+    const fieldMatch = /^ {2}(\w+)[(:]/.exec(line);
+    if (fieldMatch) field = fieldMatch[1]!;
+    const directive = new RegExp(`@${name}\\(([^)]*)\\)`).exec(line);
+    if (directive && /^[ )]/.test(line)) found[`${type}.${field}`] = directive[1]!;
+  }
+  return found;
+}
+
+describe('stability markers', () => {
+  it('schema.graphql marks inventorySummary and updateInventory, and nothing else, @stability(level: BETA)', () => {
+    expect(fieldsWithDirective('stability')).toEqual({
+      'Query.inventorySummary': 'level: BETA',
+      'Mutation.updateInventory': 'level: BETA',
+    });
+    expect(schemaFile).toMatch(
+      /directive @stability\(\s*(""".*"""\s*)?level: StabilityLevel!\s*\) on FIELD_DEFINITION/s,
+    );
+  });
+
+  it('the same word leads their descriptions, as GraphiQL shows them, and no other field has one', async () => {
+    const { query, mutation } = await client.ok(RootFieldsDocument);
+    const marked = [...query!.fields!, ...mutation!.fields!]
+      .filter((field) => /^(BETA|EXPERIMENTAL)\b/.test(field.description ?? ''))
+      .map((field) => [field.name, field.description!.split(':')[0]]);
+    expect(Object.fromEntries(marked)).toEqual({ inventorySummary: 'BETA', updateInventory: 'BETA' });
+  });
+});
+
+describe('the legacy lookup getPetById', () => {
+  it('is the only deprecated field, and names pet(id:) and the ISO 8601 sunset date', async () => {
+    const { query, mutation } = await client.ok(RootFieldsDocument);
+    const deprecated = [...query!.fields!, ...mutation!.fields!].filter((field) => field.isDeprecated);
+    expect(deprecated.map((field) => field.name)).toEqual(['getPetById']);
+    expect(deprecated[0]!.deprecationReason).toMatch(/pet\(id:\)/);
+    expect(deprecated[0]!.deprecationReason).toMatch(/\b2027-06-30\b/);
+  });
+
+  it('schema.graphql prints the deprecation too', () => {
+    expect(schemaFile).toMatch(
+      /getPetById\([^)]*\): Pet @deprecated\(reason: "[^"]*pet\(id:\)[^"]*2027-06-30[^"]*"\)/s,
+    );
+  });
+});
+
+describe('a gateway configured with another sunset date', () => {
+  const moved = useTestGateway({ legacySunsetDate: '2028-01-31' });
+  const movedClient = clientFor(moved);
+
+  it('names that date in the deprecation, and still answers getPetById', async () => {
+    const { query } = await movedClient.ok(RootFieldsDocument);
+    const legacy = query!.fields!.find((field) => field.name === 'getPetById');
+    expect(legacy?.isDeprecated).toBe(true);
+    expect(legacy?.deprecationReason).toContain('2028-01-31');
+    expect(legacy?.deprecationReason).not.toContain('2027-06-30');
+    expect(await movedClient.send(LegacyPetByIdDocument, { petId: '1' })).toEqual({ data: { getPetById: null } });
+  });
+});
