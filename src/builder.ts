@@ -2,7 +2,9 @@ import SchemaBuilder from '@pothos/core';
 import DirectivesPlugin from '@pothos/plugin-directives';
 import PrismaPlugin from '@pothos/plugin-prisma';
 import RelayPlugin from '@pothos/plugin-relay';
+import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import { DateTimeResolver } from 'graphql-scalars';
+import { type Principal, requireScope, type Scope } from './auth/scopes.js';
 import type { PrismaClient } from './db.js';
 import type PrismaTypes from './generated/pothos-prisma-types.js';
 import { getDatamodel } from './generated/pothos-prisma-types.js';
@@ -11,6 +13,8 @@ import { getDatamodel } from './generated/pothos-prisma-types.js';
 export interface GraphQLContext {
   prisma: PrismaClient;
   requestId: string;
+  /** Who is asking: verified by the HTTP layer before GraphQL runs. */
+  principal: Principal;
 }
 
 /** The stability markers of the spec; shown as a directive and at the start of descriptions. */
@@ -19,6 +23,8 @@ export type StabilityLevel = 'EXPERIMENTAL' | 'BETA';
 export const builder = new SchemaBuilder<{
   Context: GraphQLContext;
   PrismaTypes: PrismaTypes;
+  // A field names the scope it needs: `authScopes: { scope: scopes.readOrders }`.
+  AuthScopes: { scope: Scope };
   Scalars: {
     DateTime: { Input: Date; Output: Date };
     // int64 ids travel as strings; resolvers turn bigints into decimal text.
@@ -31,7 +37,16 @@ export const builder = new SchemaBuilder<{
   DefaultEdgesNullability: false;
   DefaultNodeNullability: false;
 }>({
-  plugins: [DirectivesPlugin, PrismaPlugin, RelayPlugin],
+  plugins: [ScopeAuthPlugin, DirectivesPlugin, PrismaPlugin, RelayPlugin],
+  scopeAuth: {
+    // requireScope throws the same UNAUTHENTICATED / FORBIDDEN error the REST routes give.
+    authScopes: (ctx) => ({
+      scope: (needed: Scope) => {
+        requireScope(ctx.principal, needed);
+        return true;
+      },
+    }),
+  },
   defaultFieldNullability: false,
   // Directives as graphql-tools expects them, so printSchemaWithDirectives prints them once.
   directives: { useGraphQLToolsUnorderedDirectives: true },

@@ -1,5 +1,11 @@
 import path from 'node:path';
 import { z } from 'zod';
+import {
+  DEFAULT_LEGACY_AFTER_SUNSET,
+  DEFAULT_LEGACY_SUNSET_DATE,
+  type LegacyAfterSunset,
+  legacyAfterSunsetChoices,
+} from './legacy.js';
 
 /**
  * Every setting the gateway reads, validated once at start-up. A bad value
@@ -30,6 +36,20 @@ const isoDate = (name: string) =>
       error: `${name} must be a real calendar date (YYYY-MM-DD)`,
     });
 
+const wholeNumber = (name: string, min: number, max: number) => {
+  const message = `${name} must be a whole number from ${min} to ${max}`;
+  return z.coerce
+    .number({ error: message })
+    .int({ error: message })
+    .min(min, { error: message })
+    .max(max, { error: message });
+};
+
+const httpsOrLocalUrl = (name: string) =>
+  z.string().refine((value) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol), {
+    error: `${name} must be an http(s) URL`,
+  });
+
 const environmentSchema = z.object({
   NODE_ENV: z
     .enum(['development', 'test', 'production'], { error: 'NODE_ENV must be development, test or production' })
@@ -37,11 +57,37 @@ const environmentSchema = z.object({
   HOST: z.string().min(1, { error: 'HOST must be a host name or address to listen on' }).default('127.0.0.1'),
   PORT: port('PORT').default(4000),
   DATABASE_URL: postgresUrl('DATABASE_URL').optional(),
-  DATABASE_POOL_SIZE: z.coerce
-    .number({ error: 'DATABASE_POOL_SIZE must be a whole number from 1 to 100' })
-    .int({ error: 'DATABASE_POOL_SIZE must be a whole number from 1 to 100' })
-    .min(1, { error: 'DATABASE_POOL_SIZE must be a whole number from 1 to 100' })
-    .max(100, { error: 'DATABASE_POOL_SIZE must be a whole number from 1 to 100' })
+  DATABASE_POOL_SIZE: wholeNumber('DATABASE_POOL_SIZE', 1, 100).optional(),
+  DATABASE_STATEMENT_TIMEOUT_MS: wholeNumber('DATABASE_STATEMENT_TIMEOUT_MS', 100, 600_000).default(5_000),
+  REQUEST_TIMEOUT_MS: wholeNumber('REQUEST_TIMEOUT_MS', 100, 600_000).default(10_000),
+  AUTH_JWT_SECRET: z
+    .string()
+    .min(32, { error: 'AUTH_JWT_SECRET must be at least 32 characters (the HS256 shared secret)' })
+    .optional(),
+  AUTH_JWKS_URL: httpsOrLocalUrl('AUTH_JWKS_URL').optional(),
+  AUTH_ISSUER: z.string().min(1).optional(),
+  AUTH_AUDIENCE: z.string().min(1).optional(),
+  REDIS_URL: z
+    .string()
+    .refine((value) => /^rediss?:\/\//.test(value) && URL.canParse(value), {
+      error: 'REDIS_URL must be a Redis URL (redis://host:6379)',
+    })
+    .optional(),
+  RATE_LIMIT_REQUESTS: wholeNumber('RATE_LIMIT_REQUESTS', 1, 1_000_000).default(600),
+  RATE_LIMIT_WINDOW_SECONDS: wholeNumber('RATE_LIMIT_WINDOW_SECONDS', 1, 86_400).default(60),
+  BODY_LIMIT_BYTES: wholeNumber('BODY_LIMIT_BYTES', 1_024, 10_485_760).default(102_400),
+  MAX_DEPTH: wholeNumber('MAX_DEPTH', 1, 100).default(12),
+  MAX_ALIASES: wholeNumber('MAX_ALIASES', 1, 1_000).default(20),
+  MAX_TOKENS: wholeNumber('MAX_TOKENS', 10, 100_000).default(2_000),
+  MAX_COST: wholeNumber('MAX_COST', 10, 1_000_000).default(10_000),
+  MAX_DIRECTIVES: wholeNumber('MAX_DIRECTIVES', 1, 1_000).default(50),
+  MAX_BATCH: wholeNumber('MAX_BATCH', 1, 100).default(10),
+  INTROSPECTION: flag('INTROSPECTION').optional(),
+  CORS_ORIGINS: z
+    .string()
+    .refine((value) => value.split(',').every((origin) => origin.trim() === '*' || URL.canParse(origin.trim())), {
+      error: 'CORS_ORIGINS must be a comma-separated list of origins (https://shop.example) or *',
+    })
     .optional(),
   MIGRATE_ON_START: flag('MIGRATE_ON_START').optional(),
   DATA_DIR: z.string().min(1, { error: 'DATA_DIR must be a folder path' }).default('.data'),
@@ -51,8 +97,33 @@ const environmentSchema = z.object({
     })
     .default('info'),
   GRAPHIQL: flag('GRAPHIQL').optional(),
-  LEGACY_SUNSET_DATE: isoDate('LEGACY_SUNSET_DATE').default('2027-06-30'),
+  LEGACY_SUNSET_DATE: isoDate('LEGACY_SUNSET_DATE').default(DEFAULT_LEGACY_SUNSET_DATE),
+  LEGACY_AFTER_SUNSET: z
+    .enum(legacyAfterSunsetChoices, {
+      error: 'LEGACY_AFTER_SUNSET must be serve (keep answering GET /pets/{petId}) or gone (answer 410)',
+    })
+    .default(DEFAULT_LEGACY_AFTER_SUNSET),
 });
+
+/** How bearer tokens are verified; `development` means a key made for the data folder. */
+export type AuthSettings =
+  | { kind: 'hs256'; secret: string; issuer?: string; audience?: string }
+  | { kind: 'jwks'; url: string; issuer: string; audience: string }
+  | { kind: 'development' };
+
+/** The limits a request must stay within; each is a setting. */
+export interface Limits {
+  bodyBytes: number;
+  requestTimeoutMs: number;
+  statementTimeoutMs: number;
+  rateLimit: { requests: number; windowSeconds: number };
+  maxDepth: number;
+  maxAliases: number;
+  maxTokens: number;
+  maxCost: number;
+  maxDirectives: number;
+  maxBatch: number;
+}
 
 export interface Config {
   nodeEnv: 'development' | 'test' | 'production';
@@ -67,6 +138,29 @@ export interface Config {
   graphiql: boolean;
   /** When the legacy single-pet lookup goes away, shared by GraphQL and REST. */
   legacySunsetDate: string;
+  /** Whether REST `GET /pets/{petId}` keeps answering after its sunset date, or answers 410 Gone. */
+  legacyAfterSunset: LegacyAfterSunset;
+  auth: AuthSettings;
+  limits: Limits;
+  /** Shared rate limits (and events) across instances; in memory when absent. */
+  redisUrl: string | undefined;
+  introspection: boolean;
+  /** Origins allowed to call from a browser; none when empty. */
+  corsOrigins: string[];
+}
+
+function authSettings(settings: z.output<typeof environmentSchema>): AuthSettings | string[] {
+  const { AUTH_JWT_SECRET: secret, AUTH_JWKS_URL: url, AUTH_ISSUER: issuer, AUTH_AUDIENCE: audience } = settings;
+  if (secret && url) return ['Set AUTH_JWT_SECRET or AUTH_JWKS_URL, not both'];
+  if (url) {
+    if (!issuer || !audience) return ['AUTH_JWKS_URL needs AUTH_ISSUER and AUTH_AUDIENCE (the tokens your provider issues)'];
+    return { kind: 'jwks', url, issuer, audience };
+  }
+  if (secret) return { kind: 'hs256', secret, ...(issuer ? { issuer } : {}), ...(audience ? { audience } : {}) };
+  if (settings.NODE_ENV === 'production') {
+    return ['In production AUTH_JWT_SECRET or AUTH_JWKS_URL must be set: the gateway does not make its own key there'];
+  }
+  return { kind: 'development' };
 }
 
 export class ConfigError extends Error {
@@ -85,7 +179,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(parsed.error.issues.map((issue) => issue.message));
   }
   const settings = parsed.data;
+  const auth = authSettings(settings);
+  if (Array.isArray(auth)) throw new ConfigError(auth);
   const embedded = settings.DATABASE_URL === undefined;
+  const production = settings.NODE_ENV === 'production';
   return {
     nodeEnv: settings.NODE_ENV,
     host: settings.HOST,
@@ -97,7 +194,30 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     migrateOnStart: flags.includes('--migrate') || (settings.MIGRATE_ON_START ?? embedded),
     dataDir: path.resolve(settings.DATA_DIR),
     logLevel: settings.LOG_LEVEL,
-    graphiql: settings.GRAPHIQL ?? settings.NODE_ENV !== 'production',
+    graphiql: settings.GRAPHIQL ?? !production,
     legacySunsetDate: settings.LEGACY_SUNSET_DATE,
+    legacyAfterSunset: settings.LEGACY_AFTER_SUNSET,
+    auth,
+    limits: {
+      bodyBytes: settings.BODY_LIMIT_BYTES,
+      requestTimeoutMs: settings.REQUEST_TIMEOUT_MS,
+      statementTimeoutMs: settings.DATABASE_STATEMENT_TIMEOUT_MS,
+      rateLimit: { requests: settings.RATE_LIMIT_REQUESTS, windowSeconds: settings.RATE_LIMIT_WINDOW_SECONDS },
+      maxDepth: settings.MAX_DEPTH,
+      maxAliases: settings.MAX_ALIASES,
+      maxTokens: settings.MAX_TOKENS,
+      maxCost: settings.MAX_COST,
+      maxDirectives: settings.MAX_DIRECTIVES,
+      maxBatch: settings.MAX_BATCH,
+    },
+    redisUrl: settings.REDIS_URL,
+    introspection: settings.INTROSPECTION ?? !production,
+    corsOrigins: (settings.CORS_ORIGINS ?? '')
+      .split(',')
+      .map((origin) => origin.trim())
+      .filter(Boolean),
   };
 }
+
+/** The defaults of every limit, for tests and tools that build a gateway without the environment. */
+export const defaultLimits: Limits = loadConfig({}).limits;

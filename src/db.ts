@@ -8,10 +8,16 @@ export interface DatabaseOptions {
   poolSize: number;
   /** Emit a `query` event per SQL statement (tests count them). */
   logQueries?: boolean;
+  /** PostgreSQL cancels any statement running longer (SQLSTATE 57014), which we answer 503 TIMEOUT. */
+  statementTimeoutMs?: number;
 }
 
 /** The one Prisma client of a gateway process, on a pg pool through Prisma's driver adapter. */
-export function createPrismaClient({ url, poolSize, logQueries = false }: DatabaseOptions) {
-  const adapter = new PrismaPg({ connectionString: url, max: poolSize });
+export function createPrismaClient({ url, poolSize, logQueries = false, statementTimeoutMs }: DatabaseOptions) {
+  const adapter = new PrismaPg({
+    connectionString: url,
+    max: poolSize,
+    ...(statementTimeoutMs ? { statement_timeout: statementTimeoutMs } : {}),
+  });
   return new PrismaClient({ adapter, log: logQueries ? [{ emit: 'event', level: 'query' }] : [] });
 }

@@ -1,4 +1,7 @@
 import { serve } from '@hono/node-server';
+import { Redis } from 'ioredis';
+import { tokenKeys } from './auth/keys.js';
+import { createTokenVerifier } from './auth/tokens.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createPrismaClient } from './db.js';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres.js';
@@ -32,17 +35,34 @@ if (config.migrateOnStart) {
   logger.info({ applied }, applied.length ? 'migrations applied' : 'database schema is current');
 }
 
-const prisma = createPrismaClient({ url: databaseUrl, poolSize: config.databasePoolSize });
-if (embedded?.created) {
+const prisma = createPrismaClient({
+  url: databaseUrl,
+  poolSize: config.databasePoolSize,
+  statementTimeoutMs: config.limits.statementTimeoutMs,
+});
+// The embedded database gets the demo data once: on its first start, or on the
+// first start after `npm run db:migrate` created it (a real server never).
+if (embedded && !embedded.demoDataLoaded) {
   const seeded = await seedDemoData(prisma);
+  await embedded.markDemoDataLoaded();
   logger.info(seeded, 'demo data loaded');
 }
+
+const verifyToken = createTokenVerifier(await tokenKeys(config.auth, config.dataDir));
+const redis = config.redisUrl ? new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2 }) : undefined;
+redis?.on('error', (error) => logger.warn({ err: error }, 'Redis unreachable; rate limits are counted per instance'));
 
 const { app } = createGateway({
   prisma,
   logger,
+  verifyToken,
+  limits: config.limits,
+  redis,
+  introspection: config.introspection,
+  corsOrigins: config.corsOrigins,
   graphiql: config.graphiql,
   legacySunsetDate: config.legacySunsetDate,
+  legacyAfterSunset: config.legacyAfterSunset,
 });
 
 const server = serve({ fetch: app.fetch, hostname: config.host, port: config.port }, (address) => {
@@ -51,6 +71,13 @@ const server = serve({ fetch: app.fetch, hostname: config.host, port: config.por
   console.log(
     `Petstore GraphQL gateway ready at ${url}${config.graphiql ? ' (open it in a browser for GraphiQL)' : ''}`,
   );
+  if (config.auth.kind === 'development') {
+    console.log(
+      'Reads of the catalogue are public. For orders and writes, mint a development token:\n' +
+        '  npm run token -- --scope orders:read --scope orders:write --scope catalog:write --scope inventory:write\n' +
+        'and send it as "Authorization: Bearer <token>" (in GraphiQL: the Headers tab).',
+    );
+  }
 });
 
 let stopping = false;
@@ -60,6 +87,7 @@ async function shutdown(signal: string) {
   logger.info({ signal }, 'shutting down');
   await new Promise<void>((resolve) => server.close(() => resolve()));
   await prisma.$disconnect();
+  redis?.disconnect();
   await embedded?.stop();
   process.exit(0);
 }

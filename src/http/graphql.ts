@@ -1,8 +1,11 @@
 import { MapperKind, mapSchema } from '@graphql-tools/utils';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
-import { GraphQLError, type GraphQLSchema } from 'graphql';
+import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
+import { GraphQLError, type GraphQLSchema, NoSchemaIntrospectionCustomRule } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import type { Principal } from '../auth/scopes.js';
 import type { GraphQLContext } from '../builder.js';
+import type { Limits } from '../config.js';
 import type { PrismaClient } from '../db.js';
 import { maskedInternalError, toDomainError, toGraphQLError } from '../errors.js';
 import { DEFAULT_LEGACY_SUNSET_DATE } from '../legacy.js';
@@ -13,14 +16,37 @@ import { legacyLookupDeprecation } from '../schema/pet.js';
 /** What the HTTP layer hands every GraphQL request. */
 export interface RequestContext {
   requestId: string;
+  principal: Principal;
 }
 
 export interface GraphQLOptions {
   prisma: PrismaClient;
   logger: Logger;
   graphiql: boolean;
+  introspection: boolean;
+  limits: Limits;
   legacySunsetDate: string;
 }
+
+/**
+ * Query limits (graphql-armor), checked while the document is validated, so a
+ * document over a limit is refused before any resolver runs. Field
+ * suggestions ("did you mean …") are hidden whenever introspection is off.
+ */
+function queryLimits(limits: Limits, introspection: boolean) {
+  return EnvelopArmorPlugin({
+    maxDepth: { n: limits.maxDepth, ignoreIntrospection: true, flattenFragments: true },
+    maxAliases: { n: limits.maxAliases, allowList: [] },
+    maxTokens: { n: limits.maxTokens },
+    maxDirectives: { n: limits.maxDirectives },
+    costLimit: { maxCost: limits.maxCost, ignoreIntrospection: true },
+    blockFieldSuggestion: { enabled: !introspection },
+  });
+}
+
+const noIntrospection: Plugin = {
+  onValidate: ({ addValidationRule }) => addValidationRule(NoSchemaIntrospectionCustomRule),
+};
 
 /**
  * The schema as served: the printed one, with the legacy lookup's deprecation
@@ -82,13 +108,18 @@ export function createGraphQLHandler(options: GraphQLOptions): YogaServerInstanc
   return createYoga<RequestContext, GraphQLContext>({
     schema: schemaWithSunset(options.legacySunsetDate),
     graphqlEndpoint: '/graphql',
-    context: ({ requestId }) => ({ prisma: options.prisma, requestId }),
+    context: ({ requestId, principal }) => ({ prisma: options.prisma, requestId, principal }),
     graphiql: options.graphiql ? { title: 'Petstore GraphQL gateway' } : false,
     renderGraphiQL,
     // errorCodes() already masked what must be; yoga's own masking would hide our codes.
     maskedErrors: false,
     logging: options.logger,
     landingPage: false,
-    plugins: [errorCodes(options.logger)],
+    batching: { limit: options.limits.maxBatch },
+    plugins: [
+      queryLimits(options.limits, options.introspection),
+      ...(options.introspection ? [] : [noIntrospection]),
+      errorCodes(options.logger),
+    ],
   });
 }

@@ -1,7 +1,11 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, inject } from 'vitest';
+import { allScopes } from '../../src/auth/scopes.js';
+import { createTokenVerifier, mintToken } from '../../src/auth/tokens.js';
+import { defaultLimits, type Limits } from '../../src/config.js';
 import { createPrismaClient, type PrismaClient } from '../../src/db.js';
+import type { LegacyAfterSunset } from '../../src/legacy.js';
 import { createLogger } from '../../src/logger.js';
 import { createGateway } from '../../src/server.js';
 import { createMigratedDatabase, dropDatabase } from './database.js';
@@ -19,11 +23,37 @@ export interface TestGateway {
   prisma: PrismaClient;
   /** SQL statements the gateway's Prisma client has run since the last reset. */
   statements: string[];
-  graphql<T = Record<string, unknown>>(query: string, variables?: Record<string, unknown>): Promise<GraphQLResponse<T>>;
+  /** Sends a GraphQL request, by default with a token that has every scope. */
+  graphql<T = Record<string, unknown>>(
+    query: string,
+    variables?: Record<string, unknown>,
+    options?: RequestOptions,
+  ): Promise<GraphQLResponse<T>>;
+  /** Headers that authenticate with every scope, for hand-made requests. */
+  authorization(): Promise<Record<string, string>>;
 }
 
 export interface GatewayTestOptions {
   legacySunsetDate?: string;
+  legacyAfterSunset?: LegacyAfterSunset;
+  /** Overrides of the default limits (rate limit, body size, query limits...). */
+  limits?: Partial<Limits>;
+  introspection?: boolean;
+  statementTimeoutMs?: number;
+}
+
+/** The HS256 key of every test gateway; tests mint their tokens with it. */
+export const testSecret = new TextEncoder().encode('test-secret-that-is-long-enough-for-hs256');
+
+/** A token with the given scopes (all of them by default), signed with the test key. */
+export function testToken(scopes: readonly string[] = allScopes, subject = 'test-user', expiresIn = '1h') {
+  return mintToken(testSecret, { subject, scopes: [...scopes], expiresIn });
+}
+
+export interface RequestOptions {
+  /** A bearer token; by default one with every scope. `null` sends the request anonymously. */
+  token?: string | null;
+  headers?: Record<string, string>;
 }
 
 /**
@@ -36,14 +66,25 @@ export function useTestGateway(options: GatewayTestOptions = {}): TestGateway {
 
   beforeAll(async () => {
     const database = await createMigratedDatabase(inject('templateDatabase'));
-    const gatewayPrisma = createPrismaClient({ url: database.url, poolSize: 10, logQueries: true });
+    const gatewayPrisma = createPrismaClient({
+      url: database.url,
+      poolSize: 10,
+      logQueries: true,
+      statementTimeoutMs: options.statementTimeoutMs,
+    });
     gatewayPrisma.$on('query', (event) => gateway.statements.push(event.query));
     const prisma = createPrismaClient({ url: database.url, poolSize: 4 });
     const { app } = createGateway({
       prisma: gatewayPrisma,
       logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
+      verifyToken: createTokenVerifier({ kind: 'hs256', secret: testSecret }),
+      // Tests send many requests from one address; only rate-limit tests ask for a real limit.
+      limits: { ...defaultLimits, rateLimit: { requests: 1_000_000, windowSeconds: 60 }, ...options.limits },
+      introspection: options.introspection ?? true,
+      corsOrigins: [],
       graphiql: true,
       legacySunsetDate: options.legacySunsetDate ?? '2027-06-30',
+      legacyAfterSunset: options.legacyAfterSunset ?? 'gone',
     });
     const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
       const listening = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(listening));
@@ -53,10 +94,19 @@ export function useTestGateway(options: GatewayTestOptions = {}): TestGateway {
       baseUrl: `http://127.0.0.1:${port}`,
       databaseUrl: database.url,
       prisma,
-      async graphql(query: string, variables?: Record<string, unknown>) {
+      async authorization() {
+        return { authorization: `Bearer ${await testToken()}` };
+      },
+      async graphql(query: string, variables?: Record<string, unknown>, request: RequestOptions = {}) {
+        const token = request.token === undefined ? await testToken() : request.token;
         const response = await fetch(`${gateway.baseUrl}/graphql`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/graphql-response+json',
+            ...(token ? { authorization: `Bearer ${token}` } : {}),
+            ...request.headers,
+          },
           body: JSON.stringify({ query, variables }),
         });
         return response.json();

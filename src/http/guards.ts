@@ -1,0 +1,71 @@
+import type { Context, MiddlewareHandler } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { HTTPException } from 'hono/http-exception';
+import { timeout } from 'hono/timeout';
+import { anonymous, type Principal } from '../auth/scopes.js';
+import type { TokenVerifier } from '../auth/tokens.js';
+import { DomainError, errorBody } from '../errors.js';
+
+/** What the guards leave for the handlers behind them. */
+export type GuardedEnv = { Variables: { requestId: string; principal: Principal } };
+
+/**
+ * A request refused before any handler ran. The body is the spec's Error
+ * object; on /graphql it also carries a GraphQL `errors` list, so GraphQL
+ * clients read it as they read any other error.
+ */
+export function refusal(c: Context, error: DomainError): Response {
+  const body = errorBody(error);
+  const graphql = c.req.path === '/graphql';
+  const json = graphql
+    ? { ...body, errors: [{ message: body.message, extensions: { code: body.code, status: body.status } }] }
+    : body;
+  return c.json(json, body.status as 400);
+}
+
+/** Request bodies over the limit are refused with 413 before they are read whole. */
+export function limitBody(maxBytes: number): MiddlewareHandler {
+  return bodyLimit({
+    maxSize: maxBytes,
+    onError: (c) =>
+      refusal(c, new DomainError('PAYLOAD_TOO_LARGE', `The request body is larger than ${maxBytes} bytes.`)),
+  });
+}
+
+const BEARER = /^Bearer\s+(\S+)$/i;
+
+/**
+ * `Authorization: Bearer <JWT>` → the request's principal. No header is
+ * anonymous; a header that is present but wrong (malformed, bad signature,
+ * expired) is 401, never anonymous.
+ */
+export function authenticate(verify: TokenVerifier): MiddlewareHandler<GuardedEnv> {
+  return async (c, next) => {
+    const header = c.req.header('authorization');
+    if (header === undefined) {
+      c.set('principal', anonymous);
+      return next();
+    }
+    const token = BEARER.exec(header)?.[1];
+    try {
+      if (!token) throw new DomainError('UNAUTHENTICATED', 'The Authorization header must be "Bearer <token>".');
+      c.set('principal', await verify(token));
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      c.header('WWW-Authenticate', 'Bearer error="invalid_token"');
+      return refusal(c, error);
+    }
+    return next();
+  };
+}
+
+/** A request still running after the limit is answered 503 TIMEOUT. */
+export function limitDuration(ms: number): MiddlewareHandler {
+  return timeout(
+    ms,
+    (c) =>
+      new HTTPException(503, {
+        res: refusal(c, new DomainError('TIMEOUT', `The request took longer than ${ms} ms and was stopped.`)),
+      }),
+  );
+}
