@@ -6,6 +6,8 @@ import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import { DateTimeResolver } from 'graphql-scalars';
 import { type Principal, requireScope, type Scope } from './auth/scopes.js';
 import type { PrismaClient } from './db.js';
+import type { EventPublisher } from './domain/events.js';
+import type { PetstorePubSub } from './events/bus.js';
 import type PrismaTypes from './generated/pothos-prisma-types.js';
 import { getDatamodel } from './generated/pothos-prisma-types.js';
 
@@ -15,6 +17,10 @@ export interface GraphQLContext {
   requestId: string;
   /** Who is asking: verified by the HTTP layer before GraphQL runs. */
   principal: Principal;
+  /** Where writes announce what they changed, after commit. */
+  events: EventPublisher;
+  /** Subscriptions listen here. */
+  pubsub: PetstorePubSub;
 }
 
 /** The stability markers of the spec; shown as a directive and at the start of descriptions. */
@@ -39,6 +45,8 @@ export const builder = new SchemaBuilder<{
 }>({
   plugins: [ScopeAuthPlugin, DirectivesPlugin, PrismaPlugin, RelayPlugin],
   scopeAuth: {
+    // A subscription is refused when it starts, not at its first event.
+    authorizeOnSubscribe: true,
     // requireScope throws the same UNAUTHENTICATED / FORBIDDEN error the REST routes give.
     authScopes: (ctx) => ({
       scope: (needed: Scope) => {

@@ -60,6 +60,7 @@ const environmentSchema = z.object({
   DATABASE_POOL_SIZE: wholeNumber('DATABASE_POOL_SIZE', 1, 100).optional(),
   DATABASE_STATEMENT_TIMEOUT_MS: wholeNumber('DATABASE_STATEMENT_TIMEOUT_MS', 100, 600_000).default(5_000),
   REQUEST_TIMEOUT_MS: wholeNumber('REQUEST_TIMEOUT_MS', 100, 600_000).default(10_000),
+  SHUTDOWN_GRACE_MS: wholeNumber('SHUTDOWN_GRACE_MS', 0, 600_000).default(10_000),
   AUTH_JWT_SECRET: z
     .string()
     .min(32, { error: 'AUTH_JWT_SECRET must be at least 32 characters (the HS256 shared secret)' })
@@ -147,6 +148,8 @@ export interface Config {
   introspection: boolean;
   /** Origins allowed to call from a browser; none when empty. */
   corsOrigins: string[];
+  /** How long in-flight requests may take to finish after SIGTERM. */
+  shutdownGraceMs: number;
 }
 
 function authSettings(settings: z.output<typeof environmentSchema>): AuthSettings | string[] {
@@ -212,6 +215,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     redisUrl: settings.REDIS_URL,
     introspection: settings.INTROSPECTION ?? !production,
+    shutdownGraceMs: settings.SHUTDOWN_GRACE_MS,
     corsOrigins: (settings.CORS_ORIGINS ?? '')
       .split(',')
       .map((origin) => origin.trim())

@@ -1,9 +1,12 @@
+import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
 import { Redis } from 'ioredis';
 import { tokenKeys } from './auth/keys.js';
 import { createTokenVerifier } from './auth/tokens.js';
 import { ConfigError, loadConfig } from './config.js';
-import { createPrismaClient } from './db.js';
+import { createDatabase } from './db.js';
+import { createEventBus } from './events/bus.js';
+import { createMetrics, watchPool } from './observability/metrics.js';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres.js';
 import { createLogger } from './logger.js';
 import { applyPendingMigrations } from './migrations/migrations.js';
@@ -35,7 +38,7 @@ if (config.migrateOnStart) {
   logger.info({ applied }, applied.length ? 'migrations applied' : 'database schema is current');
 }
 
-const prisma = createPrismaClient({
+const { prisma, pool } = createDatabase({
   url: databaseUrl,
   poolSize: config.databasePoolSize,
   statementTimeoutMs: config.limits.statementTimeoutMs,
@@ -52,9 +55,15 @@ const verifyToken = createTokenVerifier(await tokenKeys(config.auth, config.data
 const redis = config.redisUrl ? new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2 }) : undefined;
 redis?.on('error', (error) => logger.warn({ err: error }, 'Redis unreachable; rate limits are counted per instance'));
 
-const { app } = createGateway({
+const events = createEventBus(config.redisUrl);
+const metrics = createMetrics();
+watchPool(metrics, pool);
+
+const gateway = createGateway({
   prisma,
   logger,
+  events,
+  metrics,
   verifyToken,
   limits: config.limits,
   redis,
@@ -65,7 +74,7 @@ const { app } = createGateway({
   legacyAfterSunset: config.legacyAfterSunset,
 });
 
-const server = serve({ fetch: app.fetch, hostname: config.host, port: config.port }, (address) => {
+const server = serve({ fetch: gateway.app.fetch, hostname: config.host, port: config.port }, (address) => {
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}/graphql`;
   logger.info({ url, startupMs: Math.round(performance.now() - startedAt) }, 'gateway ready');
   console.log(
@@ -80,15 +89,33 @@ const server = serve({ fetch: app.fetch, hostname: config.host, port: config.por
   }
 });
 
+const webSockets = gateway.serveWebSockets(server as Server);
+
+/**
+ * SIGTERM / SIGINT: stop taking new work, end subscriptions properly, let
+ * accepted requests finish (within SHUTDOWN_GRACE_MS), then release the
+ * database, Redis and the embedded server. A second signal exits at once.
+ */
 let stopping = false;
 async function shutdown(signal: string) {
-  if (stopping) return;
+  if (stopping) process.exit(1);
   stopping = true;
-  logger.info({ signal }, 'shutting down');
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  logger.info({ signal, graceMs: config.shutdownGraceMs }, 'shutting down');
+  gateway.stopAccepting();
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  (server as Server).closeIdleConnections();
+  await events.close();
+  await webSockets.close();
+  const grace = setTimeout(() => {
+    logger.warn('grace period over; closing the remaining connections');
+    (server as Server).closeAllConnections();
+  }, config.shutdownGraceMs);
+  await closed;
+  clearTimeout(grace);
   await prisma.$disconnect();
   redis?.disconnect();
   await embedded?.stop();
+  logger.info('stopped');
   process.exit(0);
 }
 process.on('SIGTERM', () => void shutdown('SIGTERM'));

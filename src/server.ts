@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Server } from 'node:http';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import { Hono } from 'hono';
 import { cors } from 'hono/cors';
@@ -6,17 +7,23 @@ import type { Redis } from 'ioredis';
 import type { TokenVerifier } from './auth/tokens.js';
 import type { Limits } from './config.js';
 import type { PrismaClient } from './db.js';
+import type { EventBus } from './events/bus.js';
 import { errorBody } from './errors.js';
 import { createGraphQLHandler } from './http/graphql.js';
 import { authenticate, type GuardedEnv, limitBody, limitDuration } from './http/guards.js';
 import { rateLimit } from './http/rate-limit.js';
 import { createRestRouter } from './http/rest.js';
+import { serveGraphQLOverWebSocket } from './http/websocket.js';
+import { checkReadiness } from './observability/health.js';
+import type { Metrics } from './observability/metrics.js';
 import type { LegacyAfterSunset } from './legacy.js';
 import type { Logger } from './logger.js';
 
 export interface GatewayOptions {
   prisma: PrismaClient;
   logger: Logger;
+  events: EventBus;
+  metrics: Metrics;
   verifyToken: TokenVerifier;
   limits: Limits;
   /** Shares rate limits between instances when given. */
@@ -37,16 +44,45 @@ const REQUEST_ID = /^[\w.:-]{1,128}$/;
  * body for anything else.
  */
 export function createGateway(options: GatewayOptions) {
+  const { logger, metrics } = options;
   const graphql = createGraphQLHandler(options);
-  const app = new Hono<GuardedEnv>();
+  const app = new Hono<GuardedEnv & { Variables: { trace: { operation?: string } } }>();
+  let accepting = true;
 
   app.use(async (c, next) => {
+    const startedAt = performance.now();
     const given = c.req.header('x-request-id');
     const requestId = given && REQUEST_ID.test(given) ? given : randomUUID();
     c.set('requestId', requestId);
+    const trace: { operation?: string } = {};
+    c.set('trace', trace);
     await next();
     // Set on the final response: handlers such as yoga return their own Response object.
     c.res.headers.set('X-Request-Id', requestId);
+    const status = c.res.status;
+    const operation = trace.operation ?? `${c.req.method} ${c.req.routePath}`;
+    const seconds = (performance.now() - startedAt) / 1000;
+    metrics.requests.inc({ operation, status });
+    metrics.requestDuration.observe({ operation, status }, seconds);
+    if (c.req.routePath === '/pets/:petId') {
+      metrics.deprecatedUse.inc({ target: 'GET /pets/{petId}', client: c.get('principal')?.subject ?? 'anonymous' });
+    }
+    // One line per request; no headers, tokens or bodies.
+    logger.info(
+      { requestId, method: c.req.method, path: c.req.path, operation, status, durationMs: Math.round(seconds * 1000) },
+      'request',
+    );
+  });
+
+  // Operations endpoints: outside authentication and rate limits, for probes and Prometheus.
+  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  app.get('/readyz', async (c) => {
+    const readiness = accepting ? await checkReadiness(options.prisma) : { ready: false as const, reason: 'Shutting down.' };
+    return readiness.ready ? c.json({ status: 'ready' }) : c.json({ status: 'not ready', reason: readiness.reason }, 503);
+  });
+  app.get('/metrics', async (c) => {
+    metrics.openSubscriptions.set(options.events.openSubscriptions);
+    return c.text(await metrics.registry.metrics(), 200, { 'Content-Type': metrics.registry.contentType });
   });
   if (options.corsOrigins.length > 0) {
     app.use(cors({ origin: options.corsOrigins, exposeHeaders: ['X-Request-Id', 'RateLimit', 'RateLimit-Policy'] }));
@@ -67,7 +103,7 @@ export function createGateway(options: GatewayOptions) {
   app.use(limitDuration(options.limits.requestTimeoutMs));
 
   app.all('/graphql', (c) =>
-    graphql.fetch(c.req.raw, { requestId: c.get('requestId'), principal: c.get('principal') }),
+    graphql.fetch(c.req.raw, { requestId: c.get('requestId'), principal: c.get('principal'), trace: c.get('trace') }),
   );
   app.route('/', createRestRouter(options));
 
@@ -76,9 +112,18 @@ export function createGateway(options: GatewayOptions) {
   );
   app.onError((error, c) => {
     const body = errorBody(error);
-    if (body.status >= 500) options.logger.error({ err: error, requestId: c.get('requestId') }, 'unhandled error');
+    if (body.status >= 500) logger.error({ err: error, requestId: c.get('requestId') }, 'unhandled error');
     return c.json(body, body.status as 500);
   });
 
-  return { app, graphql };
+  return {
+    app,
+    graphql,
+    /** Serves GraphQL over WebSocket on the given HTTP server, on the same path. */
+    serveWebSockets: (server: Server) => serveGraphQLOverWebSocket(server, graphql, options.verifyToken),
+    /** From now on /readyz answers 503, so load balancers stop sending traffic. */
+    stopAccepting: () => {
+      accepting = false;
+    },
+  };
 }

@@ -30,10 +30,13 @@ function fieldsWithDirective(name: string): Record<string, string> {
 }
 
 describe('stability markers', () => {
-  it('schema.graphql marks inventorySummary and updateInventory, and nothing else, @stability(level: BETA)', () => {
+  it('schema.graphql marks inventorySummary and updateInventory BETA, the subscriptions EXPERIMENTAL, and nothing else', () => {
     expect(fieldsWithDirective('stability')).toEqual({
       'Query.inventorySummary': 'level: BETA',
       'Mutation.updateInventory': 'level: BETA',
+      'Subscription.inventoryChanged': 'level: EXPERIMENTAL',
+      'Subscription.orderChanged': 'level: EXPERIMENTAL',
+      'Subscription.petStatusChanged': 'level: EXPERIMENTAL',
     });
     expect(schemaFile).toMatch(
       /directive @stability\(\s*(""".*"""\s*)?level: StabilityLevel!\s*\) on FIELD_DEFINITION/s,

@@ -4,6 +4,7 @@ import { conflict, notFound } from '../errors.js';
 import type { Category, Pet, Prisma } from '../generated/prisma/client.js';
 import type { PetStatus } from '../generated/prisma/enums.js';
 import { lockCategory, lockPet } from './locks.js';
+import { type EventPublisher, petStatusChanged, transactionWithEvents } from './events.js';
 import { description, name, validate } from './validation.js';
 
 /** Categories and pets: what may be written, and what is refused. */
@@ -96,9 +97,9 @@ export async function createPet(db: PrismaClient, input: PetInput) {
  * A pet with an inventory entry carries the entry's status, so its status
  * cannot be set by hand; one without keeps the status it is given.
  */
-export async function updatePet(db: PrismaClient, id: bigint, input: PetInput) {
+export async function updatePet(db: PrismaClient, events: EventPublisher, id: bigint, input: PetInput) {
   const { status, ...data } = validate(petChanges, input);
-  return db.$transaction(async (tx) => {
+  return transactionWithEvents(db, events, async (tx, record) => {
     // Locks in the one order (locks.ts): the new category, then the pet, whose
     // status stock writes may be changing at the same moment.
     const categoryExists = data.categoryId === undefined || (await lockCategory(tx, data.categoryId, 'share'));
@@ -108,7 +109,9 @@ export async function updatePet(db: PrismaClient, id: bigint, input: PetInput) {
     if (status && pet.inventory && status !== pet.inventory.status) {
       throw conflict(`Pet ${id} has an inventory entry, so its status follows its stock; change the stock instead.`);
     }
-    return tx.pet.update({ where: { id }, data: { ...data, ...(status ? { status } : {}) } });
+    const updated = await tx.pet.update({ where: { id }, data: { ...data, ...(status ? { status } : {}) } });
+    if (updated.status !== pet.status) record(petStatusChanged(updated, pet.status));
+    return updated;
   });
 }
 

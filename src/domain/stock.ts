@@ -5,6 +5,14 @@ import type { Prisma } from '../generated/prisma/client.js';
 import type { PetStatus } from '../generated/prisma/enums.js';
 import type { Loading } from './catalog.js';
 import { lockPet, type Tx } from './locks.js';
+import {
+  type DomainEvent,
+  type EventPublisher,
+  inventoryChanged,
+  orderChanged,
+  petStatusChanged,
+  transactionWithEvents,
+} from './events.js';
 import { stockStatus } from './stock-status.js';
 import { orderQuantity, stockQuantity, validate } from './validation.js';
 
@@ -37,11 +45,23 @@ async function lockOrder(tx: Tx, id: bigint) {
 }
 
 /** Recomputes the entry's status from its stock and open orders; the pet carries the same status. */
-async function refreshStatus(tx: Tx, petId: bigint, quantity: number): Promise<PetStatus> {
+/**
+ * Settles the entry's stock and status and gives the pet the same status,
+ * recording the events that tell subscribers (published after commit).
+ */
+async function refreshStatus(
+  tx: Tx,
+  record: (event: DomainEvent) => void,
+  petId: bigint,
+  quantity: number,
+): Promise<PetStatus> {
   const openOrder = await tx.order.findFirst({ where: { petId, complete: false }, select: { id: true } });
   const status = stockStatus(quantity, openOrder !== null);
   await tx.inventoryItem.update({ where: { petId }, data: { quantity, status } });
-  await tx.pet.update({ where: { id: petId }, data: { status } });
+  const previous = await tx.pet.findUniqueOrThrow({ where: { id: petId }, select: { status: true } });
+  const pet = await tx.pet.update({ where: { id: petId }, data: { status } });
+  record(inventoryChanged(petId, quantity, status));
+  if (previous.status !== status) record(petStatusChanged(pet, previous.status));
   return status;
 }
 
@@ -54,12 +74,13 @@ const inventoryUpdate = z.object({ quantity: stockQuantity });
  */
 export async function updateInventory(
   db: PrismaClient,
+  events: EventPublisher,
   petId: bigint,
   input: { quantity: number },
   loading: Loading<Prisma.InventoryItemInclude> = {},
 ) {
   const { quantity } = validate(inventoryUpdate, input);
-  return db.$transaction(async (tx) => {
+  return transactionWithEvents(db, events, async (tx, record) => {
     const pet = await lockPet(tx, petId);
     if (!pet) throw notFound(`Pet ${petId} does not exist.`);
     // Under the pet's lock no one else can create the entry meanwhile; the status is settled just after.
@@ -68,7 +89,7 @@ export async function updateInventory(
       create: { petId, quantity, status: pet.status },
       update: { quantity },
     });
-    await refreshStatus(tx, petId, quantity);
+    await refreshStatus(tx, record, petId, quantity);
     return tx.inventoryItem.findUniqueOrThrow({ include: loading.include, where: { petId } });
   });
 }
@@ -90,9 +111,14 @@ export interface OrderInput {
  * INSUFFICIENT_STOCK. Returns the order with the relations in `loading`, read
  * in the same transaction: the stock and status this order left.
  */
-export async function placeOrder(db: PrismaClient, input: OrderInput, loading: Loading<Prisma.OrderInclude> = {}) {
+export async function placeOrder(
+  db: PrismaClient,
+  events: EventPublisher,
+  input: OrderInput,
+  loading: Loading<Prisma.OrderInclude> = {},
+) {
   const { petId, quantity, shipDate } = validate(newOrder, input);
-  return db.$transaction(async (tx) => {
+  return transactionWithEvents(db, events, async (tx, record) => {
     if (!(await lockPet(tx, petId))) throw notFound(`Pet ${petId} does not exist.`);
     const stock = await lockStock(tx, petId);
     if (!stock) throw insufficientStock(`Pet ${petId} has no stock to order.`);
@@ -104,7 +130,8 @@ export async function placeOrder(db: PrismaClient, input: OrderInput, loading: L
       );
     }
     const order = await tx.order.create({ data: { petId, quantity, shipDate: shipDate ?? null } });
-    await refreshStatus(tx, petId, stock.quantity - quantity);
+    record(orderChanged('placed', order));
+    await refreshStatus(tx, record, petId, stock.quantity - quantity);
     return loading.include ? tx.order.findUniqueOrThrow({ include: loading.include, where: { id: order.id } }) : order;
   });
 }
@@ -115,11 +142,12 @@ export async function placeOrder(db: PrismaClient, input: OrderInput, loading: L
  */
 export async function completeOrder(
   db: PrismaClient,
+  events: EventPublisher,
   id: bigint,
   loading: Loading<Prisma.OrderInclude> = {},
   now = new Date(),
 ) {
-  return db.$transaction(async (tx) => {
+  return transactionWithEvents(db, events, async (tx, record) => {
     const order = await lockOrder(tx, id);
     if (order.complete) throw conflict(`Order ${id} is already complete.`);
     const stock = await lockStock(tx, order.petId);
@@ -127,7 +155,8 @@ export async function completeOrder(
       where: { id },
       data: { complete: true, shipDate: order.shipDate ?? now },
     });
-    if (stock) await refreshStatus(tx, order.petId, stock.quantity);
+    record(orderChanged('completed', completed));
+    if (stock) await refreshStatus(tx, record, order.petId, stock.quantity);
     return loading.include ? tx.order.findUniqueOrThrow({ include: loading.include, where: { id } }) : completed;
   });
 }
@@ -137,13 +166,19 @@ export async function completeOrder(
  * stock. Returns the order as it was, with the relations in `loading` as they
  * are after the cancellation (its pet's stock and status already restored).
  */
-export async function cancelOrder(db: PrismaClient, id: bigint, loading: Loading<Prisma.OrderInclude> = {}) {
-  return db.$transaction(async (tx) => {
+export async function cancelOrder(
+  db: PrismaClient,
+  events: EventPublisher,
+  id: bigint,
+  loading: Loading<Prisma.OrderInclude> = {},
+) {
+  return transactionWithEvents(db, events, async (tx, record) => {
     const order = await lockOrder(tx, id);
     if (order.complete) throw conflict(`Order ${id} is complete and can no longer be cancelled.`);
     const stock = await lockStock(tx, order.petId);
     await tx.order.delete({ where: { id } });
-    if (stock) await refreshStatus(tx, order.petId, stock.quantity + order.quantity);
+    record(orderChanged('cancelled', order));
+    if (stock) await refreshStatus(tx, record, order.petId, stock.quantity + order.quantity);
     const pet = loading.include?.pet;
     if (!pet) return order;
     // The order is gone, so its pet is loaded through the pet's own id.

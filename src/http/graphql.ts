@@ -1,7 +1,15 @@
 import { MapperKind, mapSchema } from '@graphql-tools/utils';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
-import { GraphQLError, type GraphQLSchema, NoSchemaIntrospectionCustomRule } from 'graphql';
+import {
+  GraphQLError,
+  type GraphQLSchema,
+  getOperationAST,
+  NoSchemaIntrospectionCustomRule,
+  TypeInfo,
+  visit,
+  visitWithTypeInfo,
+} from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Principal } from '../auth/scopes.js';
 import type { GraphQLContext } from '../builder.js';
@@ -9,7 +17,9 @@ import type { Limits } from '../config.js';
 import type { PrismaClient } from '../db.js';
 import { maskedInternalError, toDomainError, toGraphQLError } from '../errors.js';
 import { DEFAULT_LEGACY_SUNSET_DATE } from '../legacy.js';
+import type { EventBus } from '../events/bus.js';
 import type { Logger } from '../logger.js';
+import type { Metrics } from '../observability/metrics.js';
 import { schema as printedSchema } from '../schema/index.js';
 import { legacyLookupDeprecation } from '../schema/pet.js';
 
@@ -17,10 +27,14 @@ import { legacyLookupDeprecation } from '../schema/pet.js';
 export interface RequestContext {
   requestId: string;
   principal: Principal;
+  /** Filled in while the request runs, for the request log and metrics. */
+  trace?: { operation?: string };
 }
 
 export interface GraphQLOptions {
   prisma: PrismaClient;
+  events: EventBus;
+  metrics: Metrics;
   logger: Logger;
   graphiql: boolean;
   introspection: boolean;
@@ -42,6 +56,34 @@ function queryLimits(limits: Limits, introspection: boolean) {
     costLimit: { maxCost: limits.maxCost, ignoreIntrospection: true },
     blockFieldSuggestion: { enabled: !introspection },
   });
+}
+
+/**
+ * Names the operation for the request log and metrics, and counts the use of
+ * deprecated fields per client, so the sunset can be planned from facts.
+ */
+function observeOperations(metrics: Metrics): Plugin<GraphQLContext & RequestContext> {
+  return {
+    onExecute: ({ args }) => {
+      const context = args.contextValue;
+      const operation = getOperationAST(args.document, args.operationName);
+      if (context.trace) context.trace.operation = operation?.name?.value ?? operation?.operation ?? 'anonymous';
+      const client = context.principal.subject ?? 'anonymous';
+      const typeInfo = new TypeInfo(args.schema);
+      visit(
+        args.document,
+        visitWithTypeInfo(typeInfo, {
+          Field() {
+            const field = typeInfo.getFieldDef();
+            const parent = typeInfo.getParentType();
+            if (field?.deprecationReason && parent) {
+              metrics.deprecatedUse.inc({ target: `${parent.name}.${field.name}`, client });
+            }
+          },
+        }),
+      );
+    },
+  };
 }
 
 const noIntrospection: Plugin = {
@@ -108,7 +150,13 @@ export function createGraphQLHandler(options: GraphQLOptions): YogaServerInstanc
   return createYoga<RequestContext, GraphQLContext>({
     schema: schemaWithSunset(options.legacySunsetDate),
     graphqlEndpoint: '/graphql',
-    context: ({ requestId, principal }) => ({ prisma: options.prisma, requestId, principal }),
+    context: ({ requestId, principal }) => ({
+      prisma: options.prisma,
+      requestId,
+      principal,
+      events: options.events.publisher,
+      pubsub: options.events.pubsub,
+    }),
     graphiql: options.graphiql ? { title: 'Petstore GraphQL gateway' } : false,
     renderGraphiQL,
     // errorCodes() already masked what must be; yoga's own masking would hide our codes.
@@ -120,6 +168,7 @@ export function createGraphQLHandler(options: GraphQLOptions): YogaServerInstanc
       queryLimits(options.limits, options.introspection),
       ...(options.introspection ? [] : [noIntrospection]),
       errorCodes(options.logger),
+      observeOperations(options.metrics),
     ],
   });
 }

@@ -1,6 +1,7 @@
 import { DirectiveLocation, GraphQLDirective, GraphQLEnumType, GraphQLNonNull, type GraphQLSchema } from 'graphql';
 import { builder } from '../builder.js';
 import './category.js';
+import './events.js';
 import './inventory.js';
 import './order.js';
 import './pet.js';

@@ -93,6 +93,6 @@ builder.mutationFields((t) => ({
       input: t.arg({ type: InventoryUpdate, required: true, description: 'The new stock count.' }),
     },
     resolve: (query, _root, { petId, input }, ctx) =>
-      updateInventory(ctx.prisma, parseId(petId, 'petId'), input, query),
+      updateInventory(ctx.prisma, ctx.events, parseId(petId, 'petId'), input, query),
   }),
 }));

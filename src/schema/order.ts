@@ -89,14 +89,14 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: PlaceOrderInput, required: true, description: 'The order.' }) },
     // What the operation selects is read in the order's transaction: the stock this order left.
     resolve: (query, _root, { input }, ctx) =>
-      placeOrder(ctx.prisma, { ...input, petId: parseId(input.petId, 'petId') }, query),
+      placeOrder(ctx.prisma, ctx.events, { ...input, petId: parseId(input.petId, 'petId') }, query),
   }),
   completeOrder: t.prismaField({
     authScopes: { scope: scopes.writeOrders },
     type: Order,
     description: 'Marks an open order complete; its ship date becomes now unless it had one.',
     args: { id: t.arg.id({ required: true, description: 'The id of the order.' }) },
-    resolve: (query, _root, { id }, ctx) => completeOrder(ctx.prisma, parseId(id), query),
+    resolve: (query, _root, { id }, ctx) => completeOrder(ctx.prisma, ctx.events, parseId(id), query),
   }),
   cancelOrder: t.prismaField({
     authScopes: { scope: scopes.writeOrders },
@@ -105,6 +105,6 @@ builder.mutationFields((t) => ({
       'Cancels an open order and returns its quantity to stock. Returns the order as it was; its pet as it is now.',
     args: { id: t.arg.id({ required: true, description: 'The id of the order.' }) },
     // The order is deleted, so what the operation selects of it is loaded by the domain.
-    resolve: (query, _root, { id }, ctx) => cancelOrder(ctx.prisma, parseId(id), query),
+    resolve: (query, _root, { id }, ctx) => cancelOrder(ctx.prisma, ctx.events, parseId(id), query),
   }),
 }));

@@ -189,7 +189,7 @@ builder.mutationFields((t) => ({
       input: t.arg({ type: PetChanges, required: true, description: 'The changes.' }),
     },
     resolve: (_root, { id, input }, ctx) =>
-      updatePet(ctx.prisma, parseId(id), {
+      updatePet(ctx.prisma, ctx.events, parseId(id), {
         name: input.name,
         status: input.status,
         categoryId: input.categoryId == null ? undefined : parseId(input.categoryId, 'categoryId'),

@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, inject } from 'vitest';
@@ -6,7 +7,9 @@ import { createTokenVerifier, mintToken } from '../../src/auth/tokens.js';
 import { defaultLimits, type Limits } from '../../src/config.js';
 import { createPrismaClient, type PrismaClient } from '../../src/db.js';
 import type { LegacyAfterSunset } from '../../src/legacy.js';
+import { createEventBus } from '../../src/events/bus.js';
 import { createLogger } from '../../src/logger.js';
+import { createMetrics } from '../../src/observability/metrics.js';
 import { createGateway } from '../../src/server.js';
 import { createMigratedDatabase, dropDatabase } from './database.js';
 
@@ -40,6 +43,8 @@ export interface GatewayTestOptions {
   limits?: Partial<Limits>;
   introspection?: boolean;
   statementTimeoutMs?: number;
+  /** Events (and shared rate limits) through this Redis; in process when absent. */
+  redisUrl?: string;
 }
 
 /** The HS256 key of every test gateway; tests mint their tokens with it. */
@@ -74,8 +79,11 @@ export function useTestGateway(options: GatewayTestOptions = {}): TestGateway {
     });
     gatewayPrisma.$on('query', (event) => gateway.statements.push(event.query));
     const prisma = createPrismaClient({ url: database.url, poolSize: 4 });
-    const { app } = createGateway({
+    const events = createEventBus(options.redisUrl);
+    const gatewayParts = createGateway({
       prisma: gatewayPrisma,
+      events,
+      metrics: createMetrics(),
       logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
       verifyToken: createTokenVerifier({ kind: 'hs256', secret: testSecret }),
       // Tests send many requests from one address; only rate-limit tests ask for a real limit.
@@ -87,8 +95,11 @@ export function useTestGateway(options: GatewayTestOptions = {}): TestGateway {
       legacyAfterSunset: options.legacyAfterSunset ?? 'gone',
     });
     const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
-      const listening = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(listening));
+      const listening = serve({ fetch: gatewayParts.app.fetch, hostname: '127.0.0.1', port: 0 }, () =>
+        resolve(listening),
+      );
     });
+    const webSockets = gatewayParts.serveWebSockets(server as Server);
     const { port } = server.address() as AddressInfo;
     Object.assign(gateway, {
       baseUrl: `http://127.0.0.1:${port}`,
@@ -113,6 +124,8 @@ export function useTestGateway(options: GatewayTestOptions = {}): TestGateway {
       },
     });
     stop = async () => {
+      await events.close();
+      await webSockets.close();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await gatewayPrisma.$disconnect();
       await prisma.$disconnect();

@@ -1,0 +1,83 @@
+import type { PrismaClient } from '../db.js';
+import type { Order, Pet } from '../generated/prisma/client.js';
+import type { PetStatus } from '../generated/prisma/enums.js';
+import type { Tx } from './locks.js';
+
+/**
+ * What the domain tells the world after a write commits. Payloads are plain
+ * JSON (ids as decimal strings, dates as ISO text) because they may travel
+ * through Redis to other gateway instances.
+ */
+export interface InventoryChanged {
+  petId: string;
+  quantity: number;
+  status: PetStatus;
+}
+
+export type OrderChangeKind = 'placed' | 'completed' | 'cancelled';
+
+export interface OrderChanged {
+  change: OrderChangeKind;
+  order: { id: string; petId: string; quantity: number; shipDate: string | null; complete: boolean };
+}
+
+export interface PetStatusChanged {
+  pet: { id: string; name: string; categoryId: string; status: PetStatus };
+  previousStatus: PetStatus;
+}
+
+export type DomainEvent =
+  | { type: 'inventoryChanged'; payload: InventoryChanged }
+  | { type: 'orderChanged'; payload: OrderChanged }
+  | { type: 'petStatusChanged'; payload: PetStatusChanged };
+
+export interface EventPublisher {
+  publish(event: DomainEvent): void;
+}
+
+/** For callers that need no events (seeding, scripts). */
+export const noEvents: EventPublisher = { publish() {} };
+
+type Record = (event: DomainEvent) => void;
+
+/**
+ * Runs `work` in one transaction and publishes the events it recorded only
+ * once the transaction has committed: a rolled-back write tells no one.
+ */
+export async function transactionWithEvents<T>(
+  db: PrismaClient,
+  events: EventPublisher,
+  work: (tx: Tx, record: Record) => Promise<T>,
+): Promise<T> {
+  const recorded: DomainEvent[] = [];
+  const result = await db.$transaction((tx) => work(tx, (event) => recorded.push(event)));
+  for (const event of recorded) events.publish(event);
+  return result;
+}
+
+export const orderChanged = (change: OrderChangeKind, order: Order): DomainEvent => ({
+  type: 'orderChanged',
+  payload: {
+    change,
+    order: {
+      id: order.id.toString(),
+      petId: order.petId.toString(),
+      quantity: order.quantity,
+      shipDate: order.shipDate?.toISOString() ?? null,
+      complete: order.complete,
+    },
+  },
+});
+
+export const petStatusChanged = (pet: Pet, previousStatus: PetStatus): DomainEvent => ({
+  type: 'petStatusChanged',
+  payload: {
+    pet: { id: pet.id.toString(), name: pet.name, categoryId: pet.categoryId.toString(), status: pet.status },
+    previousStatus,
+  },
+});
+
+export const inventoryChanged = (petId: bigint, quantity: number, status: PetStatus): DomainEvent => ({
+  type: 'inventoryChanged',
+  payload: { petId: petId.toString(), quantity, status },
+});
