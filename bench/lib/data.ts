@@ -1,0 +1,144 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+
+/** The data set: 50 categories, 10,000 pets each with inventory, 50,000 orders. */
+export const dataSet = {
+  categories: 50,
+  pets: 10_000,
+  /** Pets 1..readPets are read and carry the 50,000 orders; the rest are kept for placeOrder. */
+  readPets: 9_000,
+  orders: 50_000,
+  /** Stock of each placeOrder pet: never runs out during a run. */
+  orderPetStock: 1_000_000,
+} as const;
+
+export const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+
+export function databaseUrl(name: string, base = adminUrl): string {
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+export async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+export const benchDatabasePrefix = 'petstore_bench_';
+
+export async function createDatabase(): Promise<string> {
+  const name = `${benchDatabasePrefix}${process.pid}_${randomBytes(3).toString('hex')}`;
+  await withClient(adminUrl, (admin) => admin.query(`CREATE DATABASE "${name}"`));
+  return name;
+}
+
+export async function dropDatabase(name: string): Promise<void> {
+  await withClient(adminUrl, (admin) => admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+}
+
+/** Bench databases left by runs that were killed before they could clean up. */
+export async function leftoverDatabases(except: string): Promise<string[]> {
+  return withClient(adminUrl, async (admin) => {
+    const { rows } = await admin.query<{ datname: string }>(
+      `SELECT datname FROM pg_database WHERE datname LIKE $1 AND datname <> $2 ORDER BY 1`,
+      [`${benchDatabasePrefix}%`, except],
+    );
+    return rows.map((row) => row.datname);
+  });
+}
+
+/**
+ * Loads the data set with set-based INSERTs (generate_series), in one
+ * transaction, then VACUUM ANALYZE so both servers meet planned, visible data.
+ */
+export async function loadData(url: string): Promise<void> {
+  const { categories, pets, readPets, orders, orderPetStock } = dataSet;
+  await withClient(url, async (db) => {
+    await db.query('BEGIN');
+    await db.query(
+      `INSERT INTO categories (id, name, description, created_at, updated_at)
+       SELECT g, 'Category ' || g, 'Benchmark category number ' || g, now(), now()
+       FROM generate_series(1, $1::int) AS g`,
+      [categories],
+    );
+    await db.query(
+      `INSERT INTO pets (id, name, category_id, status, created_at, updated_at)
+       SELECT g, 'Pet ' || g, ((g - 1) % $2::int) + 1, 'available', now(), now()
+       FROM generate_series(1, $1::int) AS g`,
+      [pets, categories],
+    );
+    await db.query(
+      `INSERT INTO inventory_items (pet_id, quantity, status, updated_at)
+       SELECT g, CASE WHEN g > $2::int THEN $3::int ELSE 1 + g % 25 END, 'available', now()
+       FROM generate_series(1, $1::int) AS g`,
+      [pets, readPets, orderPetStock],
+    );
+    // A quarter of the orders complete (with a ship date), the rest open; all on the read pets.
+    await db.query(
+      `INSERT INTO orders (id, pet_id, quantity, ship_date, complete, created_at)
+       SELECT g, ((g - 1) % $2::int) + 1, 1 + g % 3,
+              CASE WHEN g % 4 = 0 THEN timestamptz '2026-01-01 00:00:00+00' + g * interval '1 minute' END,
+              g % 4 = 0, timestamptz '2026-01-01 00:00:00+00' + g * interval '1 minute'
+       FROM generate_series(1, $1::int) AS g`,
+      [orders, readPets],
+    );
+    for (const [table, last] of [
+      ['categories', categories],
+      ['pets', pets],
+      ['orders', orders],
+    ] as const) {
+      await db.query(`SELECT setval(pg_get_serial_sequence('${table}', 'id'), $1::bigint)`, [last]);
+    }
+    await db.query('COMMIT');
+    await db.query('VACUUM ANALYZE');
+  });
+}
+
+/**
+ * PostGraphile has no placeOrder; the way it serves a custom write is a
+ * VOLATILE function, which it exposes as a mutation (benchPlaceOrder). This
+ * one follows the gateway's rules in src/domain/stock.ts and locks.ts: lock the
+ * pet's row, then its stock row, refuse when short, insert the order, then set
+ * the entry's and the pet's status from the stock left and the open orders.
+ */
+export const placeOrderFunction = /* SQL */ `
+CREATE FUNCTION bench_place_order(pet_id bigint, quantity integer) RETURNS orders
+LANGUAGE plpgsql VOLATILE AS $fn$
+DECLARE
+  stock integer;
+  remaining integer;
+  placed orders;
+  next_status "PetStatus";
+BEGIN
+  PERFORM 1 FROM pets AS p WHERE p.id = bench_place_order.pet_id FOR NO KEY UPDATE;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'Pet % does not exist.', bench_place_order.pet_id;
+  END IF;
+  SELECT i.quantity INTO stock FROM inventory_items AS i WHERE i.pet_id = bench_place_order.pet_id FOR UPDATE;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'Pet % has no stock to order.', bench_place_order.pet_id;
+  END IF;
+  IF stock < bench_place_order.quantity THEN
+    RAISE EXCEPTION 'Pet % has % in stock; % were ordered.', bench_place_order.pet_id, stock, bench_place_order.quantity;
+  END IF;
+  INSERT INTO orders (pet_id, quantity, ship_date) VALUES (bench_place_order.pet_id, bench_place_order.quantity, NULL)
+    RETURNING * INTO placed;
+  remaining := stock - bench_place_order.quantity;
+  next_status := CASE
+    WHEN remaining > 0 THEN 'available'
+    WHEN EXISTS (SELECT 1 FROM orders AS o WHERE o.pet_id = bench_place_order.pet_id AND NOT o.complete) THEN 'pending'
+    ELSE 'sold'
+  END;
+  UPDATE inventory_items AS i SET quantity = remaining, status = next_status, updated_at = now()
+    WHERE i.pet_id = bench_place_order.pet_id;
+  UPDATE pets AS p SET status = next_status, updated_at = now() WHERE p.id = bench_place_order.pet_id;
+  RETURN placed;
+END
+$fn$;
+`;

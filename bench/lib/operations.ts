@@ -1,0 +1,358 @@
+import { dataSet } from './data.js';
+
+/**
+ * The benchmark's operations, each as our gateway serves it and as
+ * PostGraphile 5 (Amber preset) serves the same data. PostGraphile's field
+ * names were read from its schema by introspection (Amber in 5.1: `allPets`,
+ * `petByRowId`, `rowId` for the primary key, `id` for its global Node id,
+ * relations named `categoryByCategoryId`, `inventoryItemByPetId`,
+ * `petsByCategoryId`); `checkPostGraphileSchema` checks them again at run
+ * time, and the counting pass checks that both answer with the same data.
+ */
+export type Target = 'gateway' | 'postgraphile';
+
+export interface Variant {
+  /** Unique; a PostGraphile variant shared by two operations is measured once. */
+  key: string;
+  target: Target;
+  /** What is sent, in a few words. */
+  label: string;
+  kind: 'graphql' | 'rest';
+  write: boolean;
+  /** Arguments change with every request (random ids); the others send the same request each time. */
+  randomized?: boolean;
+  /** The gateway asks for a bearer token with a scope here (orders:read, orders:write); public reads go without. */
+  needsToken?: boolean;
+  /** GraphQL: the document (variables come from `variables`). */
+  query?: string;
+  /** Per request; `fixed` asks for the arguments of the same-data check (no randomness). */
+  variables?: (fixed?: boolean) => Record<string, unknown>;
+  /** REST: the path of each request. */
+  restPath?: (fixed?: boolean) => string;
+  /** The answer reduced to the data both servers must agree on (undefined: not compared). */
+  normalize?: (body: unknown) => unknown;
+}
+
+export interface Operation {
+  id: string;
+  title: string;
+  gateway: Variant;
+  postgraphile: Variant | undefined;
+  /** Said in the report beside the PostGraphile column. */
+  note?: string;
+}
+
+const randomInt = (min: number, max: number) => min + Math.floor(Math.random() * (max - min + 1));
+/** Pets the reads ask for by id (the ones placeOrder never touches); pet 42 for the same-data check. */
+export const randomReadPetId = (fixed?: boolean) => (fixed ? 42 : randomInt(1, dataSet.readPets));
+/** Pets kept for placeOrder, with a large stock. */
+export const randomOrderPetId = () => randomInt(dataSet.readPets + 1, dataSet.pets);
+
+type Json = Record<string, unknown>;
+const obj = (value: unknown): Json => (value && typeof value === 'object' ? (value as Json) : {});
+const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
+const lower = (value: unknown) => (typeof value === 'string' ? value.toLowerCase() : value);
+const str = (value: unknown) => (value === null || value === undefined ? value : String(value));
+const time = (value: unknown) => (typeof value === 'string' ? new Date(value).toISOString() : value);
+const nodes = (connection: unknown) => list(obj(connection).edges).map((edge) => obj(obj(edge).node));
+const hasNext = (connection: unknown) => obj(obj(connection).pageInfo).hasNextPage;
+const data = (body: unknown) => obj(obj(body).data);
+
+// 1. pets(first: 50) with each pet's category and inventory
+const petsGateway = /* GraphQL */ `
+  query BenchPets($first: Int!) {
+    pets(first: $first) {
+      edges { node { id name status category { id name } inventory { quantity status } } }
+      pageInfo { hasNextPage endCursor }
+    }
+  }`;
+const petsPostGraphile = /* GraphQL */ `
+  query BenchPets($first: Int!) {
+    allPets(first: $first, orderBy: PRIMARY_KEY_ASC) {
+      edges {
+        node { rowId name status categoryByCategoryId { rowId name } inventoryItemByPetId { quantity status } }
+      }
+      pageInfo { hasNextPage endCursor }
+    }
+  }`;
+const petRow = (pet: Json, category: Json, inventory: Json | null) => [
+  str(pet.id ?? pet.rowId),
+  pet.name,
+  lower(pet.status),
+  str(category.id ?? category.rowId),
+  category.name,
+  inventory ? [inventory.quantity, lower(inventory.status)] : null,
+];
+
+// 2. categories(first: 20) with each category's first 10 pets
+const categoriesGateway = /* GraphQL */ `
+  query BenchCategories($first: Int!, $pets: Int!) {
+    categories(first: $first) {
+      edges { node { id name pets(first: $pets) { edges { node { id name status } } } } }
+      pageInfo { hasNextPage endCursor }
+    }
+  }`;
+const categoriesPostGraphile = /* GraphQL */ `
+  query BenchCategories($first: Int!, $pets: Int!) {
+    allCategories(first: $first, orderBy: PRIMARY_KEY_ASC) {
+      edges {
+        node {
+          rowId
+          name
+          petsByCategoryId(first: $pets, orderBy: PRIMARY_KEY_ASC) { edges { node { rowId name status } } }
+        }
+      }
+      pageInfo { hasNextPage endCursor }
+    }
+  }`;
+const categoryRow = (category: Json, pets: unknown) => [
+  str(category.id ?? category.rowId),
+  category.name,
+  nodes(pets).map((pet) => [str(pet.id ?? pet.rowId), pet.name, lower(pet.status)]),
+];
+
+// 3. one pet by id: the fields GET /pets/{petId} answers with (id, name, categoryId, status)
+const petGateway = /* GraphQL */ `
+  query BenchPet($id: ID!) {
+    pet(id: $id) { id name categoryId status }
+  }`;
+const petPostGraphile = /* GraphQL */ `
+  query BenchPet($id: BigInt!) {
+    petByRowId(rowId: $id) { rowId name categoryId status }
+  }`;
+const petByIdRow = (pet: Json) => [str(pet.id ?? pet.rowId), pet.name, str(pet.categoryId), lower(pet.status)];
+
+// 4. the first page of 50 orders
+const ordersGateway = /* GraphQL */ `
+  query BenchOrders($first: Int!) {
+    orders(first: $first) {
+      edges { node { id petId quantity shipDate complete } }
+      pageInfo { hasNextPage endCursor }
+    }
+  }`;
+const ordersPostGraphile = /* GraphQL */ `
+  query BenchOrders($first: Int!) {
+    allOrders(first: $first, orderBy: PRIMARY_KEY_ASC) {
+      edges { node { rowId petId quantity shipDate complete } }
+      pageInfo { hasNextPage endCursor }
+    }
+  }`;
+const orderRow = (order: Json) => [
+  str(order.id ?? order.rowId),
+  str(order.petId),
+  order.quantity,
+  time(order.shipDate),
+  order.complete,
+];
+
+// 5. placeOrder: one unit of a pet kept for orders (PostGraphile: the function's row is the payload's `result`)
+const placeOrderGateway = /* GraphQL */ `
+  mutation BenchPlaceOrder($input: PlaceOrderInput!) {
+    placeOrder(input: $input) { id petId quantity complete }
+  }`;
+const placeOrderPostGraphile = /* GraphQL */ `
+  mutation BenchPlaceOrder($input: BenchPlaceOrderInput!) {
+    benchPlaceOrder(input: $input) { result { rowId petId quantity complete } }
+  }`;
+
+/** The fields the PostGraphile documents above rely on: [type, field]. */
+export const postGraphileFields: Array<[string, string]> = [
+  ['Query', 'allPets'],
+  ['Query', 'allCategories'],
+  ['Query', 'allOrders'],
+  ['Query', 'petByRowId'],
+  ['Pet', 'rowId'],
+  ['Pet', 'categoryId'],
+  ['Pet', 'categoryByCategoryId'],
+  ['Pet', 'inventoryItemByPetId'],
+  ['Category', 'petsByCategoryId'],
+  ['Order', 'rowId'],
+  ['Order', 'petId'],
+  ['Order', 'shipDate'],
+  ['Mutation', 'benchPlaceOrder'],
+  ['BenchPlaceOrderPayload', 'result'],
+];
+
+const pgPet: Variant = {
+  key: 'postgraphile:pet',
+  target: 'postgraphile',
+  label: 'GraphQL petByRowId(rowId:)',
+  kind: 'graphql',
+  write: false,
+  randomized: true,
+  query: petPostGraphile,
+  variables: (fixed) => ({ id: String(randomReadPetId(fixed)) }),
+  normalize: (body) => petByIdRow(obj(data(body).petByRowId)),
+};
+const pgOrders: Variant = {
+  key: 'postgraphile:orders',
+  target: 'postgraphile',
+  label: 'GraphQL allOrders(first: 50)',
+  kind: 'graphql',
+  write: false,
+  query: ordersPostGraphile,
+  variables: () => ({ first: 50 }),
+  normalize: (body) => nodes(data(body).allOrders).map(orderRow),
+};
+
+export const operations: Operation[] = [
+  {
+    id: '1',
+    title: 'pets(first: 50) + category + inventory',
+    gateway: {
+      key: 'gateway:pets',
+      target: 'gateway',
+      label: 'GraphQL pets(first: 50)',
+      kind: 'graphql',
+      write: false,
+      query: petsGateway,
+      variables: () => ({ first: 50 }),
+      normalize: (body) => [
+        nodes(data(body).pets).map((pet) => petRow(pet, obj(pet.category), pet.inventory ? obj(pet.inventory) : null)),
+        hasNext(data(body).pets),
+      ],
+    },
+    postgraphile: {
+      key: 'postgraphile:pets',
+      target: 'postgraphile',
+      label: 'GraphQL allPets(first: 50)',
+      kind: 'graphql',
+      write: false,
+      query: petsPostGraphile,
+      variables: () => ({ first: 50 }),
+      normalize: (body) => [
+        nodes(data(body).allPets).map((pet) =>
+          petRow(
+            pet,
+            obj(pet.categoryByCategoryId),
+            pet.inventoryItemByPetId ? obj(pet.inventoryItemByPetId) : null,
+          ),
+        ),
+        hasNext(data(body).allPets),
+      ],
+    },
+  },
+  {
+    id: '2',
+    title: 'categories(first: 20) + first 10 pets each',
+    gateway: {
+      key: 'gateway:categories',
+      target: 'gateway',
+      label: 'GraphQL categories(first: 20)',
+      kind: 'graphql',
+      write: false,
+      query: categoriesGateway,
+      variables: () => ({ first: 20, pets: 10 }),
+      normalize: (body) => [
+        nodes(data(body).categories).map((category) => categoryRow(category, category.pets)),
+        hasNext(data(body).categories),
+      ],
+    },
+    postgraphile: {
+      key: 'postgraphile:categories',
+      target: 'postgraphile',
+      label: 'GraphQL allCategories(first: 20)',
+      kind: 'graphql',
+      write: false,
+      query: categoriesPostGraphile,
+      variables: () => ({ first: 20, pets: 10 }),
+      normalize: (body) => [
+        nodes(data(body).allCategories).map((category) => categoryRow(category, category.petsByCategoryId)),
+        hasNext(data(body).allCategories),
+      ],
+    },
+  },
+  {
+    id: '3a',
+    title: 'one pet by id, GraphQL',
+    gateway: {
+      key: 'gateway:pet',
+      target: 'gateway',
+      label: 'GraphQL pet(id:)',
+      kind: 'graphql',
+      write: false,
+      randomized: true,
+      query: petGateway,
+      variables: (fixed) => ({ id: String(randomReadPetId(fixed)) }),
+      normalize: (body) => petByIdRow(obj(data(body).pet)),
+    },
+    postgraphile: pgPet,
+  },
+  {
+    id: '3b',
+    title: 'one pet by id, REST GET /pets/{petId}',
+    gateway: {
+      key: 'gateway:pet-rest',
+      target: 'gateway',
+      label: 'GET /pets/{petId}',
+      kind: 'rest',
+      write: false,
+      randomized: true,
+      restPath: (fixed) => `/pets/${randomReadPetId(fixed)}`,
+      normalize: (body) => petByIdRow(obj(body)),
+    },
+    postgraphile: pgPet,
+    note: "PostGraphile column: its GraphQL petByRowId (same cell as 3a); it has no REST routes",
+  },
+  {
+    id: '4a',
+    title: 'orders, REST GET /store/orders?limit=50',
+    gateway: {
+      key: 'gateway:orders-rest',
+      target: 'gateway',
+      label: 'GET /store/orders?limit=50',
+      kind: 'rest',
+      write: false,
+      needsToken: true,
+      restPath: () => '/store/orders?limit=50',
+      normalize: (body) => list(body).map((order) => orderRow(obj(order))),
+    },
+    postgraphile: pgOrders,
+    note: 'PostGraphile column: its GraphQL allOrders(first: 50) (same cell as 4b)',
+  },
+  {
+    id: '4b',
+    title: 'orders(first: 50), GraphQL',
+    gateway: {
+      key: 'gateway:orders',
+      target: 'gateway',
+      label: 'GraphQL orders(first: 50)',
+      kind: 'graphql',
+      write: false,
+      needsToken: true,
+      query: ordersGateway,
+      variables: () => ({ first: 50 }),
+      normalize: (body) => nodes(data(body).orders).map(orderRow),
+    },
+    postgraphile: pgOrders,
+  },
+  {
+    id: '5',
+    title: 'placeOrder (write)',
+    gateway: {
+      key: 'gateway:place-order',
+      target: 'gateway',
+      label: 'GraphQL placeOrder',
+      kind: 'graphql',
+      write: true,
+      needsToken: true,
+      randomized: true,
+      query: placeOrderGateway,
+      variables: () => ({ input: { petId: String(randomOrderPetId()), quantity: 1 } }),
+    },
+    postgraphile: {
+      key: 'postgraphile:place-order',
+      target: 'postgraphile',
+      label: 'GraphQL benchPlaceOrder (SQL function)',
+      kind: 'graphql',
+      write: true,
+      randomized: true,
+      query: placeOrderPostGraphile,
+      variables: () => ({ input: { petId: String(randomOrderPetId()), quantity: 1 } }),
+    },
+    note:
+      'PostGraphile generates no placeOrder; its column is bench_place_order(), a PL/pgSQL function written for ' +
+      'this benchmark with the gateway’s rules (lock pet, lock stock, check, insert, set status), exposed as a mutation ' +
+      'the way PostGraphile serves custom writes',
+  },
+];

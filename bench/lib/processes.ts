@@ -1,0 +1,213 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createWriteStream, readdirSync, readFileSync } from 'node:fs';
+import net from 'node:net';
+
+/** A free TCP port on the loopback interface. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+export interface ServerProcess {
+  name: string;
+  url: string;
+  child: ChildProcess;
+  pid: number;
+  logFile: string;
+  stop(): Promise<void>;
+}
+
+const running = new Set<ServerProcess>();
+
+/** Every server still running, for the clean-up on failure or Ctrl-C. */
+export async function stopAll(): Promise<void> {
+  await Promise.all([...running].map((server) => server.stop()));
+}
+
+export interface StartOptions {
+  name: string;
+  command: string;
+  args: string[];
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  /** Base URL; ready when POST {url}/graphql answers { __typename } with 200. */
+  url: string;
+  logFile: string;
+  timeoutMs?: number;
+}
+
+export async function startServer(options: StartOptions): Promise<ServerProcess> {
+  const log = createWriteStream(options.logFile, { flags: 'w' });
+  const child = spawn(options.command, options.args, {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout?.pipe(log, { end: false });
+  child.stderr?.pipe(log, { end: false });
+  let exited: string | undefined;
+  const exit = new Promise<void>((resolve) => {
+    child.once('exit', (code, signal) => {
+      exited = `exited (code ${code}, signal ${signal})`;
+      resolve();
+    });
+  });
+  if (child.pid === undefined) throw new Error(`${options.name}: could not start ${options.command}`);
+
+  const server: ServerProcess = {
+    name: options.name,
+    url: options.url,
+    child,
+    pid: child.pid,
+    logFile: options.logFile,
+    async stop() {
+      running.delete(server);
+      if (exited === undefined) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+        await exit;
+        clearTimeout(timer);
+      }
+      log.end();
+    },
+  };
+  running.add(server);
+
+  const deadline = Date.now() + (options.timeoutMs ?? 90_000);
+  for (;;) {
+    if (exited !== undefined) {
+      await server.stop();
+      throw new Error(`${options.name} ${exited} before it was ready; see ${options.logFile}:\n${tail(options.logFile)}`);
+    }
+    try {
+      const response = await fetch(`${options.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"query":"{ __typename }"}',
+        signal: AbortSignal.timeout(2000),
+      });
+      await response.arrayBuffer();
+      if (response.status === 200) return server;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      await server.stop();
+      throw new Error(`${options.name} was not ready after ${options.timeoutMs ?? 90_000} ms; see ${options.logFile}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+export function tail(file: string, lines = 30): string {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '';
+  }
+}
+
+// ---- /proc readings (Linux) ----------------------------------------------
+
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** CPU time (user + system) of a process and all its threads, in ms; undefined once it is gone. */
+export function cpuMs(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const utime = Number(fields[11]);
+    const stime = Number(fields[12]);
+    return ((utime + stime) * 1000) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return undefined;
+  }
+}
+
+/** VmHWM (peak resident set) and VmRSS of a process, in MB. */
+export function memoryMb(pid: number): { peakRss: number; rss: number } | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN);
+    return { peakRss: kb('VmHWM') / 1024, rss: kb('VmRSS') / 1024 };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whole-machine CPU counters from /proc/stat: busy and total jiffies. */
+export function machineCpu(): { busy: number; total: number } {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
+  const values = line.trim().split(/\s+/).slice(1).map(Number);
+  const total = values.reduce((sum, value) => sum + value, 0);
+  const idle = (values[3] ?? 0) + (values[4] ?? 0);
+  return { busy: total - idle, total };
+}
+
+/**
+ * CPU of the PostgreSQL backends serving one database, found by their process
+ * title ("postgres: …: <user> <database> <client> <state>"). A backend that
+ * exits keeps the last reading taken, so call sample() often (every second).
+ */
+export class BackendCpu {
+  private readonly baseline = new Map<number, number>();
+  private readonly last = new Map<number, number>();
+  available = true;
+
+  constructor(private readonly database: string) {}
+
+  private scan(): Map<number, number> {
+    const found = new Map<number, number>();
+    let entries: string[];
+    try {
+      entries = readdirSync('/proc');
+    } catch {
+      this.available = false;
+      return found;
+    }
+    for (const entry of entries) {
+      if (!/^\d+$/.test(entry)) continue;
+      const pid = Number(entry);
+      let title: string;
+      try {
+        title = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      } catch {
+        continue;
+      }
+      if (!title.startsWith('postgres:') || !title.includes(` ${this.database} `)) continue;
+      const ms = cpuMs(pid);
+      if (ms !== undefined) found.set(pid, ms);
+    }
+    return found;
+  }
+
+  /** Takes a reading; backends that exit later keep their last one. */
+  sample(): void {
+    for (const [pid, ms] of this.scan()) this.last.set(pid, ms);
+  }
+
+  /** Starts a measurement: backends present now count from their current CPU time. */
+  start(): void {
+    this.baseline.clear();
+    this.last.clear();
+    for (const [pid, ms] of this.scan()) {
+      this.baseline.set(pid, ms);
+      this.last.set(pid, ms);
+    }
+  }
+
+  /** CPU ms the backends used since start(); backends that appeared later count from zero. */
+  elapsed(): number {
+    this.sample();
+    let total = 0;
+    for (const [pid, ms] of this.last) total += ms - (this.baseline.get(pid) ?? 0);
+    return total;
+  }
+}

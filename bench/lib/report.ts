@@ -1,0 +1,264 @@
+import type { StatementRecord, WireCounts } from './pg-wire-counter.js';
+
+export interface VariantResult {
+  key: string;
+  target: 'gateway' | 'postgraphile';
+  label: string;
+  kind: 'graphql' | 'rest';
+  available: boolean;
+  /** Why the variant was not measured. */
+  reason?: string;
+  /** HTTP status and size of the checked answer. */
+  sample?: { status: number; bytes: number; graphqlErrors?: unknown };
+  /** Per request, from the counting pass (sequential requests through the wire counter). */
+  perRequest?: WireCounts & { requests: number };
+  /** Every statement of one request, in order. */
+  statements?: StatementRecord[];
+}
+
+export interface CellResult {
+  variant: string;
+  target: 'gateway' | 'postgraphile';
+  concurrency: number;
+  durationS: number;
+  requests: number;
+  requestsPerSecond: number;
+  latencyMs: { p50: number; p90: number; p99: number; max: number; mean: number };
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+  /** 2xx answers whose body held GraphQL errors. */
+  graphqlErrors: number;
+  statusCodes: Record<string, number>;
+  serverCpuMsPerRequest: number | null;
+  postgresCpuMsPerRequest: number | null;
+  /** Whole machine, all CPUs. */
+  machineCpuBusyPercent: number;
+  /** The benchmark process itself (autocannon), as a share of all CPUs. */
+  loadGeneratorCpuPercent: number;
+  /** Everything else on the machine (neither server, its PostgreSQL backends, nor autocannon), share of all CPUs. */
+  otherProcessesCpuPercent: number;
+  serverRssMb: number | null;
+  serverPeakRssMbSoFar: number | null;
+}
+
+export interface OperationResult {
+  id: string;
+  title: string;
+  gateway: string;
+  postgraphile: string | null;
+  note?: string;
+  /** Did both answer with the same data (checked once, same arguments)? null: not compared. */
+  sameData: boolean | null;
+  sameDataDetail?: string;
+}
+
+export interface BenchResults {
+  startedAt: string;
+  finishedAt: string;
+  wallClockS: number;
+  settings: { durationS: number; warmupS: number; concurrency: number[]; countRequests: number };
+  machine: {
+    nproc: number;
+    cpuModel: string;
+    memoryGb: number;
+    kernel: string;
+    loadAverageAtStart: number[];
+    loadAverageAtEnd: number[];
+  };
+  software: Record<string, string>;
+  git: { commit: string; dirty: boolean };
+  build: { ok: boolean; typeErrors: string[] };
+  counting: { method: string; pgStatStatements: string };
+  dataSet: Record<string, number>;
+  operations: OperationResult[];
+  variants: Record<string, VariantResult>;
+  cells: CellResult[];
+  peakRssMb: { gateway: number | null; postgraphile: number | null };
+  /** Resident set a second after start-up, before any load. */
+  rssAtStartMb: { gateway: number | null; postgraphile: number | null };
+  warnings: string[];
+}
+
+const fmt = (value: number | null | undefined, digits = 0) =>
+  value === null || value === undefined || Number.isNaN(value)
+    ? '–'
+    : value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const ratio = (a: number | null | undefined, b: number | null | undefined) =>
+  a && b ? `${(a / b).toFixed(2)}×` : '–';
+const errorsOf = (cell: CellResult | undefined) =>
+  cell ? cell.errors + cell.non2xx + cell.graphqlErrors : undefined;
+
+export function renderMarkdown(results: BenchResults): string {
+  const { machine, software, settings } = results;
+  const cell = (variant: string | null, c: number) =>
+    variant ? results.cells.find((x) => x.variant === variant && x.concurrency === c) : undefined;
+  const available = (key: string | null) => (key ? (results.variants[key]?.available ?? false) : false);
+  const lines: string[] = [];
+
+  lines.push('# Benchmark: the gateway and PostGraphile 5, side by side');
+  lines.push('');
+  lines.push(
+    `Run ${results.startedAt.slice(0, 16).replace('T', ' ')} UTC (${fmt(results.wallClockS / 60, 1)} min) on ` +
+      `${machine.nproc} × ${machine.cpuModel}, ${fmt(machine.memoryGb, 1)} GB RAM, Linux ${machine.kernel}; ` +
+      `PostgreSQL ${software.postgres}. Gateway: Node ${software.gatewayNode}, \`node dist/src/main.js\`, ` +
+      `NODE_ENV=production, LOG_LEVEL=warn, pool ${software.poolSize}, ${software.gatewaySettings}. ` +
+      `PostGraphile ${software.postgraphile}: ` +
+      `Node ${software.postgraphileNode}, Amber preset, grafserv/node, no GraphiQL, no watch, no explain, ` +
+      `pool ${software.poolSize}, no auth. Load: autocannon ${software.autocannon} on the same machine, ` +
+      `${settings.durationS} s per cell after a ${settings.warmupS} s warm-up per variant. Commit ` +
+      `${results.git.commit.slice(0, 10)}${results.git.dirty ? ' with uncommitted changes in src/ or prisma/ when built' : ''}.`,
+  );
+  lines.push('');
+  lines.push(
+    `Data: ${results.dataSet.categories} categories, ${fmt(results.dataSet.pets)} pets with inventory, ` +
+      `${fmt(results.dataSet.orders)} orders. Ratios are gateway ÷ PostGraphile (above 1.00× the gateway is faster).`,
+  );
+  lines.push('');
+  lines.push('## Throughput and latency');
+  lines.push('');
+  lines.push(
+    '| # | Operation | c | Gateway req/s | PostGraphile req/s | Gateway ÷ PG | Gateway p50 / p99 ms | PostGraphile p50 / p99 ms | Errors gw / pg |',
+  );
+  lines.push('|---|---|--:|--:|--:|--:|--:|--:|--:|');
+  for (const operation of results.operations) {
+    for (const c of settings.concurrency) {
+      const gw = available(operation.gateway) ? cell(operation.gateway, c) : undefined;
+      const pg = available(operation.postgraphile) ? cell(operation.postgraphile, c) : undefined;
+      const na = (key: string | null) => (key === null ? 'n/a' : available(key) ? '–' : 'n/a');
+      lines.push(
+        [
+          '',
+          operation.id,
+          operation.title,
+          c,
+          gw ? fmt(gw.requestsPerSecond) : na(operation.gateway),
+          pg ? fmt(pg.requestsPerSecond) : na(operation.postgraphile),
+          ratio(gw?.requestsPerSecond, pg?.requestsPerSecond),
+          gw ? `${fmt(gw.latencyMs.p50)} / ${fmt(gw.latencyMs.p99)}` : na(operation.gateway),
+          pg ? `${fmt(pg.latencyMs.p50)} / ${fmt(pg.latencyMs.p99)}` : na(operation.postgraphile),
+          `${fmt(errorsOf(gw))} / ${fmt(errorsOf(pg))}`,
+          '',
+        ]
+          .join(' | ')
+          .trim(),
+      );
+    }
+  }
+  lines.push('');
+
+  // REST against the same data in the gateway's own GraphQL.
+  const restPairs: Array<[string, string, string]> = [
+    ['3b', 'gateway:pet-rest', 'gateway:pet'],
+    ['4a', 'gateway:orders-rest', 'gateway:orders'],
+  ];
+  const selectedIds = new Set(results.operations.map((operation) => operation.id));
+  const restLines = restPairs
+    .filter(([id]) => selectedIds.has(id))
+    .flatMap(([id, rest, graphql]) =>
+    settings.concurrency.map((c) => {
+      const r = available(rest) ? cell(rest, c) : undefined;
+      const g = cell(graphql, c);
+      return `| ${id} | ${c} | ${r ? fmt(r.requestsPerSecond) : 'n/a'} | ${g ? fmt(g.requestsPerSecond) : '–'} | ${ratio(r?.requestsPerSecond, g?.requestsPerSecond)} |`;
+    }),
+  );
+  if (restLines.length) {
+    lines.push('REST against the same read in the gateway’s GraphQL (target: within 10%):');
+    lines.push('');
+    lines.push('| # | c | REST req/s | GraphQL req/s | REST ÷ GraphQL |');
+    lines.push('|---|--:|--:|--:|--:|');
+    lines.push(...restLines);
+    lines.push('');
+  }
+
+  lines.push('## Work per request');
+  lines.push('');
+  const mid = settings.concurrency.includes(10) ? 10 : (settings.concurrency[0] ?? 1);
+  lines.push(
+    `SQL statements and rows: counted on the wire in a separate pass (${settings.countRequests} sequential ` +
+      'requests after 3 warm-up ones; see Notes). CPU: from /proc during the load cell at ' +
+      `c=${mid}, divided by the requests served.`,
+  );
+  lines.push('');
+  lines.push(
+    '| Variant | SQL statements / req (without BEGIN/COMMIT) | rows from PostgreSQL / req | server CPU ms / req | PostgreSQL CPU ms / req |',
+  );
+  lines.push('|---|--:|--:|--:|--:|');
+  for (const variant of Object.values(results.variants)) {
+    const c = cell(variant.key, mid);
+    const per = variant.perRequest;
+    lines.push(
+      `| ${variant.target === 'gateway' ? 'Gateway' : 'PostGraphile'}: ${variant.label} | ` +
+        (variant.available && per
+          ? `${fmt(per.statements, 1)} (${fmt(per.dataStatements, 1)}) | ${fmt(per.rows, 1)} | ` +
+            `${fmt(c?.serverCpuMsPerRequest, 2)} | ${fmt(c?.postgresCpuMsPerRequest, 2)} |`
+          : `n/a | n/a | n/a | n/a |`),
+    );
+  }
+  lines.push('');
+
+  lines.push('## Memory');
+  lines.push('');
+  lines.push('| Server | RSS after start-up | Peak RSS (VmHWM, whole load pass) |');
+  lines.push('|---|--:|--:|');
+  lines.push(
+    `| Gateway (Node ${software.gatewayNode}) | ${fmt(results.rssAtStartMb.gateway)} MB | ${fmt(results.peakRssMb.gateway)} MB |`,
+  );
+  lines.push(
+    `| PostGraphile (Node ${software.postgraphileNode}) | ${fmt(results.rssAtStartMb.postgraphile)} MB | ${fmt(results.peakRssMb.postgraphile)} MB |`,
+  );
+  lines.push('');
+
+  lines.push('## Notes');
+  lines.push('');
+  lines.push(`- SQL counting: ${results.counting.method} pg_stat_statements: ${results.counting.pgStatStatements}.`);
+  for (const operation of results.operations) {
+    if (operation.note) lines.push(`- ${operation.id}: ${operation.note}.`);
+  }
+  for (const variant of Object.values(results.variants)) {
+    if (!variant.available) lines.push(`- n/a: ${variant.label} (${variant.target}): ${variant.reason}.`);
+  }
+  for (const operation of results.operations) {
+    if (operation.sameData === false) {
+      lines.push(`- ${operation.id}: the two servers did NOT answer with the same data: ${operation.sameDataDetail}`);
+    }
+  }
+  const compared = results.operations.filter((operation) => operation.sameData === true).map((o) => o.id);
+  if (compared.length) lines.push(`- Same data checked (one request each, same arguments): ${compared.join(', ')}.`);
+  lines.push(
+    '- Errors = connection errors + non-2xx answers + 2xx answers carrying GraphQL `errors`; latency percentiles are of the 2xx answers.',
+  );
+  const others = results.cells.map((c) => c.otherProcessesCpuPercent).sort((a, b) => a - b);
+  if (others.length) {
+    const median = others[Math.floor(others.length / 2)] ?? 0;
+    const max = others[others.length - 1] ?? 0;
+    lines.push(
+      `- The machine was shared: load average ${machine.loadAverageAtStart.join(' ')} at the start, ` +
+        `${machine.loadAverageAtEnd.join(' ')} at the end; during the cells, other processes took a median ` +
+        `${fmt(median)}% (max ${fmt(max)}%) of all CPUs, and autocannon itself a median ` +
+        `${fmt(results.cells.map((c) => c.loadGeneratorCpuPercent).sort((a, b) => a - b)[Math.floor(others.length / 2)])}%. ` +
+        'Gateway and PostGraphile cells alternate, so both meet the same background.',
+    );
+  }
+  for (const warning of results.warnings) lines.push(`- Warning: ${warning}`);
+  lines.push('');
+
+  lines.push('<details><summary>The SQL of one request, per variant (from the counting pass)</summary>');
+  lines.push('');
+  for (const variant of Object.values(results.variants)) {
+    if (!variant.statements?.length) continue;
+    lines.push(`**${variant.target}: ${variant.label}**`);
+    lines.push('');
+    lines.push('```sql');
+    for (const statement of variant.statements) {
+      const sql = statement.sql.replace(/\s+/g, ' ').trim();
+      lines.push(`-- ${statement.tag}, ${statement.rows} rows`);
+      lines.push(sql.length > 600 ? `${sql.slice(0, 600)} …` : sql);
+    }
+    lines.push('```');
+    lines.push('');
+  }
+  lines.push('</details>');
+  lines.push('');
+  return lines.join('\n');
+}
