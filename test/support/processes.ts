@@ -141,7 +141,8 @@ export function startGateway(
   args: string[] = [],
 ): Promise<GatewayProcess> {
   const startedAt = performance.now();
-  const child = start(path.join(projectRoot, 'node_modules/.bin/tsx'), ['src/main.ts', ...args], commandEnv(settings));
+  // tsx as a loader in the gateway's own process (as npm start runs it): signals reach it directly.
+  const child = start(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], commandEnv(settings));
   let output = '';
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
