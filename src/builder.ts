@@ -8,6 +8,7 @@ import { type Principal, requireScope, type Scope } from './auth/scopes.js';
 import type { PrismaClient } from './db.js';
 import type { EventPublisher } from './domain/events.js';
 import type { PetstorePubSub } from './events/bus.js';
+import type { LegacyPolicy } from './legacy.js';
 import type PrismaTypes from './generated/pothos-prisma-types.js';
 import { getDatamodel } from './generated/pothos-prisma-types.js';
 
@@ -21,6 +22,8 @@ export interface GraphQLContext {
   events: EventPublisher;
   /** Subscriptions listen here. */
   pubsub: PetstorePubSub;
+  /** When the legacy lookup goes away, and what it does after. */
+  legacy: LegacyPolicy;
 }
 
 /** The stability markers of the spec; shown as a directive and at the start of descriptions. */

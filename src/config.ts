@@ -7,6 +7,9 @@ import {
   legacyAfterSunsetChoices,
 } from './legacy.js';
 
+/** Before every event channel name unless EVENTS_CHANNEL_PREFIX says otherwise. */
+export const DEFAULT_CHANNEL_PREFIX = 'petstore:';
+
 /**
  * Every setting the gateway reads, validated once at start-up. A bad value
  * stops the process with one line per setting naming what it accepts.
@@ -50,6 +53,8 @@ const httpsOrLocalUrl = (name: string) =>
     error: `${name} must be an http(s) URL`,
   });
 
+const isWebOrigin = (value: string) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol);
+
 const environmentSchema = z.object({
   NODE_ENV: z
     .enum(['development', 'test', 'production'], { error: 'NODE_ENV must be development, test or production' })
@@ -74,19 +79,31 @@ const environmentSchema = z.object({
       error: 'REDIS_URL must be a Redis URL (redis://host:6379)',
     })
     .optional(),
+  EVENTS_CHANNEL_PREFIX: z
+    .string()
+    .regex(/^[\w.:-]{0,64}$/, {
+      error: 'EVENTS_CHANNEL_PREFIX must be up to 64 letters, digits, and . : _ - (e.g. petstore:staging:)',
+    })
+    .default(DEFAULT_CHANNEL_PREFIX),
   RATE_LIMIT_REQUESTS: wholeNumber('RATE_LIMIT_REQUESTS', 1, 1_000_000).default(600),
   RATE_LIMIT_WINDOW_SECONDS: wholeNumber('RATE_LIMIT_WINDOW_SECONDS', 1, 86_400).default(60),
+  RATE_LIMIT_KEY_PREFIX: z
+    .string()
+    .regex(/^[\w.:-]{1,64}$/, {
+      error: 'RATE_LIMIT_KEY_PREFIX must be 1 to 64 letters, digits, and . : _ - (e.g. petstore-rate:staging)',
+    })
+    .default('petstore-rate'),
   BODY_LIMIT_BYTES: wholeNumber('BODY_LIMIT_BYTES', 1_024, 10_485_760).default(102_400),
   MAX_DEPTH: wholeNumber('MAX_DEPTH', 1, 100).default(12),
   MAX_ALIASES: wholeNumber('MAX_ALIASES', 1, 1_000).default(20),
   MAX_TOKENS: wholeNumber('MAX_TOKENS', 10, 100_000).default(2_000),
-  MAX_COST: wholeNumber('MAX_COST', 10, 1_000_000).default(10_000),
+  MAX_COST: wholeNumber('MAX_COST', 10, 10_000_000).default(50_000),
   MAX_DIRECTIVES: wholeNumber('MAX_DIRECTIVES', 1, 1_000).default(50),
   MAX_BATCH: wholeNumber('MAX_BATCH', 1, 100).default(10),
   INTROSPECTION: flag('INTROSPECTION').optional(),
   CORS_ORIGINS: z
     .string()
-    .refine((value) => value.split(',').every((origin) => origin.trim() === '*' || URL.canParse(origin.trim())), {
+    .refine((value) => value.split(',').every((origin) => origin.trim() === '*' || isWebOrigin(origin.trim())), {
       error: 'CORS_ORIGINS must be a comma-separated list of origins (https://shop.example) or *',
     })
     .optional(),
@@ -117,7 +134,8 @@ export interface Limits {
   bodyBytes: number;
   requestTimeoutMs: number;
   statementTimeoutMs: number;
-  rateLimit: { requests: number; windowSeconds: number };
+  /** `keyPrefix`: before every counter's key in Redis, so deployments sharing one Redis count apart. */
+  rateLimit: { requests: number; windowSeconds: number; keyPrefix?: string };
   maxDepth: number;
   maxAliases: number;
   maxTokens: number;
@@ -145,6 +163,8 @@ export interface Config {
   limits: Limits;
   /** Shared rate limits (and events) across instances; in memory when absent. */
   redisUrl: string | undefined;
+  /** Put before the name of every event channel, so deployments sharing one Redis do not hear each other. */
+  eventsChannelPrefix: string;
   introspection: boolean;
   /** Origins allowed to call from a browser; none when empty. */
   corsOrigins: string[];
@@ -205,7 +225,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       bodyBytes: settings.BODY_LIMIT_BYTES,
       requestTimeoutMs: settings.REQUEST_TIMEOUT_MS,
       statementTimeoutMs: settings.DATABASE_STATEMENT_TIMEOUT_MS,
-      rateLimit: { requests: settings.RATE_LIMIT_REQUESTS, windowSeconds: settings.RATE_LIMIT_WINDOW_SECONDS },
+      rateLimit: {
+        requests: settings.RATE_LIMIT_REQUESTS,
+        windowSeconds: settings.RATE_LIMIT_WINDOW_SECONDS,
+        keyPrefix: settings.RATE_LIMIT_KEY_PREFIX,
+      },
       maxDepth: settings.MAX_DEPTH,
       maxAliases: settings.MAX_ALIASES,
       maxTokens: settings.MAX_TOKENS,
@@ -214,12 +238,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxBatch: settings.MAX_BATCH,
     },
     redisUrl: settings.REDIS_URL,
+    eventsChannelPrefix: settings.EVENTS_CHANNEL_PREFIX,
     introspection: settings.INTROSPECTION ?? !production,
     shutdownGraceMs: settings.SHUTDOWN_GRACE_MS,
     corsOrigins: (settings.CORS_ORIGINS ?? '')
       .split(',')
       .map((origin) => origin.trim())
-      .filter(Boolean),
+      .filter(Boolean)
+      // As browsers send it in Origin: https://shop.example/ is https://shop.example.
+      .map((origin) => (origin === '*' ? origin : new URL(origin).origin)),
   };
 }
 

@@ -21,6 +21,7 @@ export const errorStatus = {
   RATE_LIMITED: 429,
   INTERNAL: 500,
   TIMEOUT: 503,
+  UNAVAILABLE: 503,
 } as const;
 
 export type ErrorCode = keyof typeof errorStatus;
@@ -49,6 +50,8 @@ export interface ErrorBody {
   code: ErrorCode;
   message: string;
   status: number;
+  /** The request's id, also in the X-Request-Id header and the log: quote it when reporting a problem. */
+  requestId?: string;
 }
 
 const INTERNAL_MESSAGE = 'Something went wrong on our side. Quote the request id when reporting it.';
@@ -60,6 +63,14 @@ const INTERNAL_MESSAGE = 'Something went wrong on our side. Quote the request id
  */
 export function toDomainError(error: unknown): DomainError | undefined {
   if (error instanceof DomainError) return error;
+  const sqlState = postgresCode(error);
+  if (sqlState === QUERY_CANCELED) {
+    return new DomainError('TIMEOUT', 'The database took too long to answer and the statement was stopped; try again.');
+  }
+  if (sqlState !== undefined && UNSTORABLE_TEXT.has(sqlState)) {
+    // Text no validator saw (a search term, say) that PostgreSQL cannot hold: U+0000 above all.
+    return new DomainError('VALIDATION_FAILED', 'A text value holds a character the database cannot take (such as U+0000).');
+  }
   if (error instanceof Prisma.PrismaClientKnownRequestError) {
     switch (error.code) {
       case 'P2002':
@@ -68,15 +79,47 @@ export function toDomainError(error: unknown): DomainError | undefined {
         return conflict('That record is still referred to by others.');
       case 'P2025':
         return notFound('The record does not exist.');
+      // A transaction that could not start in time (the pool was busy) or ran past its time limit.
+      case 'P2028':
+        return new DomainError('TIMEOUT', 'The database took too long to answer and the change was undone; try again.');
     }
   }
   return undefined;
 }
 
-export function errorBody(error: unknown): ErrorBody {
+/** SQLSTATE 57014: PostgreSQL cancelled the statement, here because it ran past statement_timeout. */
+const QUERY_CANCELED = '57014';
+/** SQLSTATE 22021 (character_not_in_repertoire) and 22P05 (untranslatable_character). */
+const UNSTORABLE_TEXT = new Set(['22021', '22P05']);
+
+/**
+ * The SQLSTATE of a PostgreSQL error as it arrives through Prisma's pg
+ * driver adapter: wrapped in a PrismaClientKnownRequestError whose
+ * `meta.driverAdapterError.cause` holds it, or as the adapter's own error.
+ */
+export function postgresCode(error: unknown): string | undefined {
+  const cause = (value: unknown) => {
+    if (typeof value !== 'object' || value === null) return undefined;
+    const { kind, originalCode, code } = value as { kind?: unknown; originalCode?: unknown; code?: unknown };
+    if (kind !== 'postgres') return undefined;
+    if (typeof originalCode === 'string') return originalCode;
+    return typeof code === 'string' ? code : undefined;
+  };
+  if (error instanceof Prisma.PrismaClientKnownRequestError) {
+    const adapterError = (error.meta as { driverAdapterError?: { cause?: unknown } } | undefined)?.driverAdapterError;
+    return cause(adapterError?.cause);
+  }
+  if (error instanceof Error && error.name === 'DriverAdapterError') return cause(error.cause);
+  return undefined;
+}
+
+/** The Error body of any thrown value (see toDomainError), with the request id when there is one. */
+export function errorBody(error: unknown, requestId?: string): ErrorBody {
   const known = toDomainError(error);
-  if (known) return { code: known.code, message: known.message, status: known.status };
-  return { code: 'INTERNAL', message: INTERNAL_MESSAGE, status: 500 };
+  const body: ErrorBody = known
+    ? { code: known.code, message: known.message, status: known.status }
+    : { code: 'INTERNAL', message: INTERNAL_MESSAGE, status: 500 };
+  return requestId ? { ...body, requestId } : body;
 }
 
 /** A DomainError as the GraphQL error a client receives. */

@@ -1,3 +1,5 @@
+import { DomainError } from './errors.js';
+
 /**
  * The legacy single-pet lookup (GraphQL `getPetById`, REST `GET /pets/{petId}`)
  * goes away on this date unless LEGACY_SUNSET_DATE says otherwise.
@@ -24,4 +26,23 @@ export function legacySchedule(sunsetDate: string): LegacySchedule {
   // A sunset moved earlier than the announcement (as tests do) must not put Deprecation after Sunset (RFC 9745 §3).
   const deprecatedAt = announced < sunsetAt ? announced : sunsetAt;
   return { deprecatedAt, sunsetAt };
+}
+
+export interface LegacyPolicy {
+  sunsetDate: string;
+  afterSunset: LegacyAfterSunset;
+}
+
+/**
+ * The one rule for both surfaces of the legacy lookup (REST GET /pets/{petId}
+ * and GraphQL getPetById): after the sunset date, with LEGACY_AFTER_SUNSET=gone,
+ * it answers GONE naming its replacement.
+ */
+export function refuseAfterSunset(policy: LegacyPolicy, retired: string, now = Date.now()): void {
+  if (policy.afterSunset === 'gone' && now >= legacySchedule(policy.sunsetDate).sunsetAt.getTime()) {
+    throw new DomainError(
+      'GONE',
+      `${retired} was retired on ${policy.sunsetDate}. Use the GraphQL query pet(id:) at /graphql.`,
+    );
+  }
 }

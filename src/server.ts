@@ -15,7 +15,7 @@ import { rateLimit } from './http/rate-limit.js';
 import { createRestRouter } from './http/rest.js';
 import { serveGraphQLOverWebSocket } from './http/websocket.js';
 import { checkReadiness } from './observability/health.js';
-import type { Metrics } from './observability/metrics.js';
+import { errorCodeOf, type Metrics } from './observability/metrics.js';
 import type { LegacyAfterSunset } from './legacy.js';
 import type { Logger } from './logger.js';
 
@@ -59,12 +59,17 @@ export function createGateway(options: GatewayOptions) {
     await next();
     // Set on the final response: handlers such as yoga return their own Response object.
     c.res.headers.set('X-Request-Id', requestId);
+    // Shutting down: the client must not send another request on this connection.
+    if (!accepting) c.res.headers.set('Connection', 'close');
     const status = c.res.status;
     const operation = trace.operation ?? `${c.req.method} ${c.req.routePath}`;
     const seconds = (performance.now() - startedAt) / 1000;
     metrics.requests.inc({ operation, status });
     metrics.requestDuration.observe({ operation, status }, seconds);
-    if (c.req.routePath === '/pets/:petId') {
+    // GraphQL errors are counted as yoga sends them; here the spec's Error bodies (REST, guards, 404).
+    const code = await errorCodeOf(c.res);
+    if (code) metrics.errors.inc({ code });
+    if (c.req.routePath === '/pets/:petId' && (c.req.method === 'GET' || c.req.method === 'HEAD')) {
       metrics.deprecatedUse.inc({ target: 'GET /pets/{petId}', client: c.get('principal')?.subject ?? 'anonymous' });
     }
     // One line per request; no headers, tokens or bodies.
@@ -85,7 +90,9 @@ export function createGateway(options: GatewayOptions) {
     return c.text(await metrics.registry.metrics(), 200, { 'Content-Type': metrics.registry.contentType });
   });
   if (options.corsOrigins.length > 0) {
-    app.use(cors({ origin: options.corsOrigins, exposeHeaders: ['X-Request-Id', 'RateLimit', 'RateLimit-Policy'] }));
+    // CORS_ORIGINS=* allows any origin; hono takes that as the string '*', not as a list holding it.
+    const origin = options.corsOrigins.includes('*') ? '*' : options.corsOrigins;
+    app.use(cors({ origin, exposeHeaders: ['X-Request-Id', 'RateLimit', 'RateLimit-Policy', 'Retry-After'] }));
   }
   app.use(limitBody(options.limits.bodyBytes));
   app.use(authenticate(options.verifyToken));
@@ -94,6 +101,7 @@ export function createGateway(options: GatewayOptions) {
       points: options.limits.rateLimit.requests,
       windowSeconds: options.limits.rateLimit.windowSeconds,
       redis: options.redis,
+      keyPrefix: options.limits.rateLimit.keyPrefix,
       clientOf: (c) => {
         const subject = c.get('principal').subject;
         return subject ? `sub:${subject}` : `ip:${getConnInfo(c).remote.address ?? 'unknown'}`;
@@ -108,10 +116,13 @@ export function createGateway(options: GatewayOptions) {
   app.route('/', createRestRouter(options));
 
   app.notFound((c) =>
-    c.json({ code: 'NOT_FOUND', message: `No route for ${c.req.method} ${c.req.path}.`, status: 404 }, 404),
+    c.json(
+      { code: 'NOT_FOUND', message: `No route for ${c.req.method} ${c.req.path}.`, status: 404, requestId: c.get('requestId') },
+      404,
+    ),
   );
   app.onError((error, c) => {
-    const body = errorBody(error);
+    const body = errorBody(error, c.get('requestId'));
     if (body.status >= 500) logger.error({ err: error, requestId: c.get('requestId') }, 'unhandled error');
     return c.json(body, body.status as 500);
   });
@@ -120,7 +131,7 @@ export function createGateway(options: GatewayOptions) {
     app,
     graphql,
     /** Serves GraphQL over WebSocket on the given HTTP server, on the same path. */
-    serveWebSockets: (server: Server) => serveGraphQLOverWebSocket(server, graphql, options.verifyToken),
+    serveWebSockets: (server: Server) => serveGraphQLOverWebSocket(server, graphql, options.verifyToken, logger),
     /** From now on /readyz answers 503, so load balancers stop sending traffic. */
     stopAccepting: () => {
       accepting = false;

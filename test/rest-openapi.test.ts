@@ -68,12 +68,25 @@ describe('GET /openapi.json', () => {
       '200',
       '304',
       '400',
+      '401',
       '404',
       '406',
       '410',
+      '429',
       '500',
+      '503',
     ]);
-    expect(Object.keys(document.paths['/store/orders'].get.responses)).toEqual(['200', '304', '400', '406', '500']);
+    expect(Object.keys(document.paths['/store/orders'].get.responses)).toEqual([
+      '200',
+      '304',
+      '400',
+      '401',
+      '403',
+      '406',
+      '429',
+      '500',
+      '503',
+    ]);
     expect(Object.keys(document.components.responses)).toEqual(['NotFound', 'MethodNotAllowed']);
   });
 

@@ -56,7 +56,12 @@ const ofPets = (orders: OrderJson[], ...pets: bigint[]) =>
 function expectValidationError(response: RestResponse, message: string) {
   expect(response.status).toBe(400);
   expect(response.headers.get('content-type')).toBe('application/json');
-  expect(response.body).toEqual({ code: 'VALIDATION_FAILED', message, status: 400 });
+  expect(response.body).toEqual({
+    code: 'VALIDATION_FAILED',
+    message,
+    status: 400,
+    requestId: response.headers.get('x-request-id'),
+  });
 }
 
 describe('GET /store/orders', () => {
@@ -200,6 +205,7 @@ describe('errors of GET /store/orders', () => {
         code: 'METHOD_NOT_ALLOWED',
         message: `${method} is not allowed on /store/orders; it answers GET, HEAD.`,
         status: 405,
+        requestId: response.headers.get('x-request-id'),
       });
     }
   });
@@ -211,6 +217,7 @@ describe('errors of GET /store/orders', () => {
       code: 'NOT_ACCEPTABLE',
       message: 'These routes answer application/json only; the Accept header allows none.',
       status: 406,
+      requestId: response.headers.get('x-request-id'),
     });
   });
 });
@@ -248,7 +255,12 @@ describe('unknown paths', () => {
       const response = await rest.get(path);
       expect(response.status).toBe(404);
       expect(response.headers.get('content-type')).toBe('application/json');
-      expect(response.body).toEqual({ code: 'NOT_FOUND', message: `No route for GET ${path}.`, status: 404 });
+      expect(response.body).toEqual({
+        code: 'NOT_FOUND',
+        message: `No route for GET ${path}.`,
+        status: 404,
+        requestId: response.headers.get('x-request-id'),
+      });
     },
   );
 
@@ -270,6 +282,7 @@ describe('an unexpected failure', () => {
         code: 'INTERNAL',
         message: 'Something went wrong on our side. Quote the request id when reporting it.',
         status: 500,
+        requestId: response.headers.get('x-request-id'),
       });
     } finally {
       await gateway.prisma.$executeRawUnsafe('ALTER TABLE orders_away RENAME TO orders');

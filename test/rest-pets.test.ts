@@ -28,7 +28,8 @@ function expectLegacyNotice(headers: Headers) {
 function expectError(response: { status: number; headers: Headers; body: unknown }, code: string, status: number) {
   expect(response.status).toBe(status);
   expect(response.headers.get('content-type')).toBe('application/json');
-  expect(Object.keys(response.body as object)).toEqual(['code', 'message', 'status']);
+  expect(Object.keys(response.body as object)).toEqual(['code', 'message', 'status', 'requestId']);
+  expect((response.body as { requestId: string }).requestId).toBe(response.headers.get('x-request-id'));
   expect(response.body).toMatchObject({ code, status });
 }
 
@@ -123,13 +124,23 @@ describe('errors of GET /pets/{petId}', () => {
   ])('answers 400 VALIDATION_FAILED naming petId for %s', async (petId, message) => {
     const response = await rest.get(`/pets/${petId}`);
     expectError(response, 'VALIDATION_FAILED', 400);
-    expect(response.body).toEqual({ code: 'VALIDATION_FAILED', message, status: 400 });
+    expect(response.body).toEqual({
+      code: 'VALIDATION_FAILED',
+      message,
+      status: 400,
+      requestId: response.headers.get('x-request-id'),
+    });
     expectLegacyNotice(response.headers);
   });
 
   it('answers 404 NOT_FOUND for an unknown pet', async () => {
     const response = await rest.get('/pets/424242');
-    expect(response.body).toEqual({ code: 'NOT_FOUND', message: 'Pet 424242 does not exist.', status: 404 });
+    expect(response.body).toEqual({
+      code: 'NOT_FOUND',
+      message: 'Pet 424242 does not exist.',
+      status: 404,
+      requestId: response.headers.get('x-request-id'),
+    });
     expectError(response, 'NOT_FOUND', 404);
     expectLegacyNotice(response.headers);
   });

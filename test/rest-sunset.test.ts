@@ -38,6 +38,7 @@ describe('after the sunset date, with LEGACY_AFTER_SUNSET=gone', () => {
         code: 'GONE',
         message: 'GET /pets/{petId} was retired on 2024-01-31. Use the GraphQL query pet(id:) at /graphql.',
         status: 410,
+        requestId: response.headers.get('x-request-id'),
       });
       expectSunsetHeaders(response.headers);
     }
@@ -60,6 +61,29 @@ describe('after the sunset date, with LEGACY_AFTER_SUNSET=gone', () => {
     const { description } = document.paths['/pets/{petId}'].get;
     expect(description).toContain('Sunset date: 2024-01-31');
     expect(description).toContain('answers 410');
+  });
+});
+
+describe('getPetById after the sunset date follows the same setting', () => {
+  const lookup = 'query Legacy($petId: ID!) { getPetById(petId: $petId) { id name } pet(id: $petId) { id } }';
+
+  it('answers GONE with gone, while pet(id:) keeps answering', async () => {
+    const petId = await firstPetId(gone);
+    const response = await gone.graphql<{ getPetById: unknown; pet: { id: string } }>(lookup, { petId });
+    expect(response.errors).toHaveLength(1);
+    expect(response.errors?.[0]).toMatchObject({
+      path: ['getPetById'],
+      extensions: { code: 'GONE', status: 410 },
+    });
+    expect(response.errors?.[0]?.message).toContain('pet(id:)');
+    expect(response.data).toEqual({ getPetById: null, pet: { id: petId } });
+  });
+
+  it('keeps answering with serve', async () => {
+    const petId = await firstPetId(serving);
+    const response = await serving.graphql(lookup, { petId });
+    expect(response.errors).toBeUndefined();
+    expect(response.data).toMatchObject({ getPetById: { id: petId }, pet: { id: petId } });
   });
 });
 
@@ -107,3 +131,8 @@ describe('the LEGACY_AFTER_SUNSET setting', () => {
     );
   });
 });
+
+async function firstPetId(gateway: TestGateway): Promise<string> {
+  const pet = await gateway.prisma.pet.findFirstOrThrow({ orderBy: { id: 'asc' } });
+  return pet.id.toString();
+}

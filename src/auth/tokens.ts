@@ -23,13 +23,34 @@ function scopesOf(payload: JWTPayload): Set<string> {
   return new Set();
 }
 
+/**
+ * The identity provider's keys, fetched (and cached by jose) from its JWKS
+ * URL. A token naming a key the set does not have is the token's fault (401);
+ * a set that cannot be fetched or read is not, and is answered 503
+ * UNAVAILABLE, so clients try again rather than throw their token away.
+ */
+function remoteKeys(url: string): JWTVerifyGetKey {
+  const jwks = createRemoteJWKSet(new URL(url));
+  return async (header, token) => {
+    try {
+      return await jwks(header, token);
+    } catch (error) {
+      if (error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWKSMultipleMatchingKeys) throw error;
+      if (error instanceof errors.JOSEAlgNotAllowed || error instanceof errors.JOSENotSupported) throw error;
+      throw new DomainError('UNAVAILABLE', "The identity provider's signing keys could not be fetched; try again.");
+    }
+  };
+}
+
 export function createTokenVerifier(keys: TokenKeys): TokenVerifier {
-  const key: Uint8Array | JWTVerifyGetKey = keys.kind === 'hs256' ? keys.secret : createRemoteJWKSet(new URL(keys.url));
+  const key: Uint8Array | JWTVerifyGetKey = keys.kind === 'hs256' ? keys.secret : remoteKeys(keys.url);
   const options = {
     algorithms: keys.kind === 'hs256' ? ['HS256'] : ['RS256', 'ES256', 'PS256', 'EdDSA'],
     ...(keys.issuer ? { issuer: keys.issuer } : {}),
     ...(keys.audience ? { audience: keys.audience } : {}),
     clockTolerance: 5,
+    // A token without an expiry would be good forever.
+    requiredClaims: ['exp'],
   };
   return async (token) => {
     try {

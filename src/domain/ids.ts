@@ -9,6 +9,10 @@ const MAX_INT64 = 2n ** 63n - 1n;
  * `categoryId`): the field a VALIDATION_FAILED error names.
  */
 export function parseId(value: string | number, field = 'id'): bigint {
+  if (typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value)) {
+    // Above 2^53 a number has already been rounded: it may name another record than was meant.
+    throw validationFailed(field, `${field} must be a whole number written as a string above 2^53, got ${value}.`);
+  }
   const text = String(value).trim();
   if (!/^\d{1,19}$/.test(text)) {
     throw validationFailed(

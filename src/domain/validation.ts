@@ -20,6 +20,9 @@ export const limits = {
 const controlCharacters = /[\u0000-\u001F\u007F-\u009F]/;
 // eslint-disable-next-line no-control-regex -- the point is to match them
 const controlCharactersBesideLineBreaks = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/;
+// Half of a UTF-16 surrogate pair on its own is not text: it cannot be written as UTF-8, and
+// PostgreSQL would store U+FFFD in its place. (A whole pair, an emoji, is one code point.)
+const loneSurrogate = /\p{Cs}/u;
 
 // Lengths count characters (code points, as zod's min/max do), as PostgreSQL's
 // VARCHAR(n) does: a name of 100 emoji is 100 characters.
@@ -28,7 +31,8 @@ export const name = z
   .trim()
   .min(limits.nameLength.min, { error: 'name must not be empty' })
   .max(limits.nameLength.max, { error: `name must be at most ${limits.nameLength.max} characters` })
-  .refine((value) => !controlCharacters.test(value), { error: 'name must not contain control characters' });
+  .refine((value) => !controlCharacters.test(value), { error: 'name must not contain control characters' })
+  .refine((value) => !loneSurrogate.test(value), { error: 'name must be valid Unicode text (no lone surrogates)' });
 
 export const description = z
   .string({ error: 'description must be text' })
@@ -38,6 +42,9 @@ export const description = z
   })
   .refine((value) => !controlCharactersBesideLineBreaks.test(value), {
     error: 'description must not contain control characters other than tabs and line breaks',
+  })
+  .refine((value) => !loneSurrogate.test(value), {
+    error: 'description must be valid Unicode text (no lone surrogates)',
   });
 
 export const wholeNumberBetween = (field: string, min: number, max: number) => {

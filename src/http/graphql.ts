@@ -1,27 +1,36 @@
 import { MapperKind, mapSchema } from '@graphql-tools/utils';
-import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import {
+  type ExecutionArgs,
   GraphQLError,
-  type GraphQLSchema,
+  GraphQLSchema,
   getOperationAST,
   NoSchemaIntrospectionCustomRule,
+  specifiedDirectives,
   TypeInfo,
   visit,
   visitWithTypeInfo,
 } from 'graphql';
-import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import {
+  createYoga,
+  isAsyncIterable,
+  type Plugin,
+  type YogaServerInstance,
+} from 'graphql-yoga';
 import type { Principal } from '../auth/scopes.js';
 import type { GraphQLContext } from '../builder.js';
 import type { Limits } from '../config.js';
 import type { PrismaClient } from '../db.js';
 import { maskedInternalError, toDomainError, toGraphQLError } from '../errors.js';
-import { DEFAULT_LEGACY_SUNSET_DATE } from '../legacy.js';
+import { DEFAULT_LEGACY_SUNSET_DATE, type LegacyAfterSunset } from '../legacy.js';
 import type { EventBus } from '../events/bus.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { schema as printedSchema } from '../schema/index.js';
 import { legacyLookupDeprecation } from '../schema/pet.js';
+import { securedGraphiQL } from './graphiql.js';
+import { finalErrors } from './graphql-errors.js';
+import { variablePageCost } from './query-cost.js';
 
 /** What the HTTP layer hands every GraphQL request. */
 export interface RequestContext {
@@ -40,6 +49,7 @@ export interface GraphQLOptions {
   introspection: boolean;
   limits: Limits;
   legacySunsetDate: string;
+  legacyAfterSunset: LegacyAfterSunset;
 }
 
 /**
@@ -63,27 +73,26 @@ function queryLimits(limits: Limits, introspection: boolean) {
  * deprecated fields per client, so the sunset can be planned from facts.
  */
 function observeOperations(metrics: Metrics): Plugin<GraphQLContext & RequestContext> {
-  return {
-    onExecute: ({ args }) => {
-      const context = args.contextValue;
-      const operation = getOperationAST(args.document, args.operationName);
-      if (context.trace) context.trace.operation = operation?.name?.value ?? operation?.operation ?? 'anonymous';
-      const client = context.principal.subject ?? 'anonymous';
-      const typeInfo = new TypeInfo(args.schema);
-      visit(
-        args.document,
-        visitWithTypeInfo(typeInfo, {
-          Field() {
-            const field = typeInfo.getFieldDef();
-            const parent = typeInfo.getParentType();
-            if (field?.deprecationReason && parent) {
-              metrics.deprecatedUse.inc({ target: `${parent.name}.${field.name}`, client });
-            }
-          },
-        }),
-      );
-    },
+  const observe = ({ args }: { args: ExecutionArgs }) => {
+    const context = args.contextValue as GraphQLContext & RequestContext;
+    const operation = getOperationAST(args.document, args.operationName);
+    if (context.trace) context.trace.operation = operation?.name?.value ?? operation?.operation ?? 'anonymous';
+    const client = context.principal.subject ?? 'anonymous';
+    const typeInfo = new TypeInfo(args.schema);
+    visit(
+      args.document,
+      visitWithTypeInfo(typeInfo, {
+        Field() {
+          const field = typeInfo.getFieldDef();
+          const parent = typeInfo.getParentType();
+          if (field?.deprecationReason && parent) {
+            metrics.deprecatedUse.inc({ target: `${parent.name}.${field.name}`, client });
+          }
+        },
+      }),
+    );
   };
+  return { onExecute: observe, onSubscribe: observe };
 }
 
 const noIntrospection: Plugin = {
@@ -91,12 +100,28 @@ const noIntrospection: Plugin = {
 };
 
 /**
+ * graphql-js' own directives (@include, @skip, @deprecated, @specifiedBy,
+ * @oneOf). A schema given a `directives` list of its own has only those, so
+ * src/schema/index.ts (which lists @stability) left clients without @include
+ * and @skip; they are added here when missing. (The fix belongs in
+ * src/schema/index.ts: `directives: [...specifiedDirectives, stabilityDirective]`;
+ * this is then a no-op.)
+ */
+function withSpecifiedDirectives(schema: GraphQLSchema): GraphQLSchema {
+  const missing = specifiedDirectives.filter((directive) => !schema.getDirective(directive.name));
+  if (missing.length === 0) return schema;
+  const config = schema.toConfig();
+  return new GraphQLSchema({ ...config, directives: [...missing, ...config.directives] });
+}
+
+/**
  * The schema as served: the printed one, with the legacy lookup's deprecation
  * naming the configured sunset date when it is not the default.
  */
 function schemaWithSunset(sunsetDate: string): GraphQLSchema {
-  if (sunsetDate === DEFAULT_LEGACY_SUNSET_DATE) return printedSchema;
-  return mapSchema(printedSchema, {
+  const schema = withSpecifiedDirectives(printedSchema);
+  if (sunsetDate === DEFAULT_LEGACY_SUNSET_DATE) return schema;
+  return mapSchema(schema, {
     [MapperKind.ROOT_FIELD]: (field, fieldName) =>
       fieldName === 'getPetById' ? { ...field, deprecationReason: legacyLookupDeprecation(sunsetDate) } : field,
   });
@@ -106,8 +131,10 @@ function schemaWithSunset(sunsetDate: string): GraphQLSchema {
  * Errors a client may see keep their code; everything unexpected is logged
  * with the request id and replaced by a masked INTERNAL error. Errors raised
  * before execution (syntax, validation) are the client's: VALIDATION_FAILED.
+ * The same holds for subscriptions, when subscribing and in each event.
+ * Every error sent is counted by its code (`countError`), once.
  */
-function errorCodes(logger: Logger): Plugin<GraphQLContext> {
+function errorCodes(logger: Logger, countError: (code: string) => void): Plugin<GraphQLContext> {
   const classify = (error: GraphQLError, requestId: string | undefined): GraphQLError => {
     if (typeof error.extensions?.code === 'string' && typeof error.extensions.status === 'number') return error;
     const original = error.originalError;
@@ -125,28 +152,59 @@ function errorCodes(logger: Logger): Plugin<GraphQLContext> {
     logger.error({ err: original, requestId, path: error.path?.join('.') }, 'unexpected error in a resolver');
     return maskedInternalError(error.path);
   };
+  const classifyAndCount = (error: GraphQLError, requestId: string | undefined) => {
+    const classified = classify(error, requestId);
+    countError(String(classified.extensions.code));
+    return classified;
+  };
+  /** An execution result (or one event of a subscription) with its errors classified. */
+  const settle = (
+    result: { errors?: ReadonlyArray<GraphQLError> },
+    args: { contextValue: unknown },
+    setResult: (result: never) => void,
+  ) => {
+    if (!result.errors?.length) return;
+    const requestId = (args.contextValue as GraphQLContext).requestId;
+    setResult({ ...result, errors: result.errors.map((error) => classifyAndCount(error, requestId)) } as never);
+  };
   return {
     onExecute: () => ({
       onExecuteDone: ({ args, result, setResult }) => {
-        if (!('errors' in result) || !result.errors?.length) return;
-        const requestId = (args.contextValue as GraphQLContext).requestId;
-        setResult({ ...result, errors: result.errors.map((error) => classify(error, requestId)) });
+        if ('errors' in result) settle(result, args, setResult);
+      },
+    }),
+    onSubscribe: () => ({
+      onSubscribeResult: ({ args, result, setResult }) => {
+        // Refused when subscribing (a missing scope, say): one result with the errors.
+        if ('errors' in result) settle(result, args, setResult);
+        return { onNext: ({ args, result, setResult }) => settle(result, args, setResult) };
       },
     }),
     onValidate:
       () =>
       ({ valid, result, setResult }) => {
-        if (!valid) setResult(result.map((error) => classify(error, undefined)));
+        if (!valid) setResult(result.map((error) => classifyAndCount(error, undefined)));
       },
     onParse:
       () =>
       ({ result, replaceParseResult }) => {
-        if (result instanceof GraphQLError) replaceParseResult(classify(result, undefined));
+        if (result instanceof GraphQLError) replaceParseResult(classifyAndCount(result, undefined));
       },
+    // What yoga refuses before any of the above runs (a body that is not JSON, a
+    // mutation over GET...) carries yoga's own code, and no status of ours: counted here.
+    onResultProcess: ({ result }) => {
+      for (const single of Array.isArray(result) ? result : [result]) {
+        if (isAsyncIterable(single)) continue;
+        for (const error of single.errors ?? []) {
+          if (typeof error.extensions?.status !== 'number') countError(String(error.extensions?.code ?? 'UNKNOWN'));
+        }
+      }
+    },
   };
 }
 
 export function createGraphQLHandler(options: GraphQLOptions): YogaServerInstance<RequestContext, GraphQLContext> {
+  const graphiql = securedGraphiQL({ title: 'Petstore GraphQL gateway' });
   return createYoga<RequestContext, GraphQLContext>({
     schema: schemaWithSunset(options.legacySunsetDate),
     graphqlEndpoint: '/graphql',
@@ -156,9 +214,18 @@ export function createGraphQLHandler(options: GraphQLOptions): YogaServerInstanc
       principal,
       events: options.events.publisher,
       pubsub: options.events.pubsub,
+      legacy: { sunsetDate: options.legacySunsetDate, afterSunset: options.legacyAfterSunset },
     }),
-    graphiql: options.graphiql ? { title: 'Petstore GraphQL gateway' } : false,
-    renderGraphiQL,
+    // Node's own Fetch API, not yoga's ponyfill: Hono re-wraps yoga's response in a native
+    // Response, and a ponyfill stream body in there crashes the process (undici's
+    // ReadableStreamFrom) when an SSE client goes away.
+    fetchAPI: { Request, Response, Headers, ReadableStream, TextEncoder, TextDecoder },
+    graphiql: options.graphiql ? graphiql.options : false,
+    renderGraphiQL: graphiql.render,
+    // CORS is the gateway's (the CORS_ORIGINS setting); yoga's own would let any origin in.
+    cors: false,
+    // No file uploads here: a multipart body is refused (415) rather than parsed.
+    multipart: false,
     // errorCodes() already masked what must be; yoga's own masking would hide our codes.
     maskedErrors: false,
     logging: options.logger,
@@ -166,9 +233,18 @@ export function createGraphQLHandler(options: GraphQLOptions): YogaServerInstanc
     batching: { limit: options.limits.maxBatch },
     plugins: [
       queryLimits(options.limits, options.introspection),
+      variablePageCost(options.limits.maxCost),
       ...(options.introspection ? [] : [noIntrospection]),
-      errorCodes(options.logger),
+      // Before errorCodes: it gives yoga's own refusals our codes (and counts them), so that
+      // errorCodes' count of errors without a status of ours finds none left to count.
+      finalErrors({
+        logger: options.logger,
+        introspection: options.introspection,
+        countError: (code) => options.metrics.errors.inc({ code }),
+      }),
+      errorCodes(options.logger, (code) => options.metrics.errors.inc({ code })),
       observeOperations(options.metrics),
+      ...(options.graphiql ? [graphiql.plugin] : []),
     ],
   });
 }

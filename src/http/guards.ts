@@ -1,7 +1,5 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { HTTPException } from 'hono/http-exception';
-import { timeout } from 'hono/timeout';
 import { anonymous, type Principal } from '../auth/scopes.js';
 import type { TokenVerifier } from '../auth/tokens.js';
 import { DomainError, errorBody } from '../errors.js';
@@ -10,17 +8,25 @@ import { DomainError, errorBody } from '../errors.js';
 export type GuardedEnv = { Variables: { requestId: string; principal: Principal } };
 
 /**
- * A request refused before any handler ran. The body is the spec's Error
- * object; on /graphql it also carries a GraphQL `errors` list, so GraphQL
- * clients read it as they read any other error.
+ * The body of a refusal: the spec's Error object with the request id. Sent
+ * to /graphql it also carries a GraphQL `errors` list and the request id in
+ * the response's `extensions`, so GraphQL clients read it as they read any
+ * other GraphQL error.
  */
+export function refusalBody(error: DomainError, requestId: string | undefined, graphql: boolean) {
+  const body = errorBody(error, requestId);
+  if (!graphql) return body;
+  return {
+    ...body,
+    errors: [{ message: body.message, extensions: { code: body.code, status: body.status } }],
+    ...(requestId ? { extensions: { requestId } } : {}),
+  };
+}
+
+/** A request refused before any handler ran, answered with its Error body (see refusalBody). */
 export function refusal(c: Context, error: DomainError): Response {
-  const body = errorBody(error);
-  const graphql = c.req.path === '/graphql';
-  const json = graphql
-    ? { ...body, errors: [{ message: body.message, extensions: { code: body.code, status: body.status } }] }
-    : body;
-  return c.json(json, body.status as 400);
+  const body = refusalBody(error, c.get('requestId') as string | undefined, c.req.path === '/graphql');
+  return c.json(body, body.status as 400);
 }
 
 /** Request bodies over the limit are refused with 413 before they are read whole. */
@@ -52,20 +58,35 @@ export function authenticate(verify: TokenVerifier): MiddlewareHandler<GuardedEn
       c.set('principal', await verify(token));
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
-      c.header('WWW-Authenticate', 'Bearer error="invalid_token"');
+      // RFC 6750 §3: a token that is missing its way, expired or forged. (UNAVAILABLE, when the
+      // identity provider's keys cannot be fetched, is not the token's fault.)
+      if (error.code === 'UNAUTHENTICATED') c.header('WWW-Authenticate', 'Bearer error="invalid_token"');
       return refusal(c, error);
     }
     return next();
   };
 }
 
-/** A request still running after the limit is answered 503 TIMEOUT. */
+/**
+ * A request still running after the limit is answered 503 TIMEOUT at once.
+ * The answer is the refusal itself, not a thrown exception, so no error
+ * handler turns it into a 500. The work behind it is not interrupted: a
+ * statement still waiting ends at the statement timeout, and a transaction
+ * either commits or rolls back as a whole.
+ */
 export function limitDuration(ms: number): MiddlewareHandler {
-  return timeout(
-    ms,
-    (c) =>
-      new HTTPException(503, {
-        res: refusal(c, new DomainError('TIMEOUT', `The request took longer than ${ms} ms and was stopped.`)),
-      }),
-  );
+  return async (c, next) => {
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<'expired'>((resolve) => {
+      timer = setTimeout(() => resolve('expired'), ms);
+    });
+    try {
+      const outcome = await Promise.race([next().then(() => 'done' as const), expired]);
+      if (outcome === 'expired') {
+        c.res = refusal(c, new DomainError('TIMEOUT', `The request took longer than ${ms} ms and was stopped.`));
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+  };
 }

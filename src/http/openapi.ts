@@ -1,3 +1,4 @@
+import { scopes } from '../auth/scopes.js';
 import { orderListPaging } from '../domain/queries.js';
 import { limits } from '../domain/validation.js';
 import { errorStatus } from '../errors.js';
@@ -34,6 +35,37 @@ const int64 = { type: 'integer', format: 'int64', minimum: 1 } as const;
 const jsonContent = (schema: object) => ({ 'application/json': { schema } });
 
 const requestIdHeader = { 'X-Request-Id': ref('headers', 'X-Request-Id') };
+const rateLimitHeaders = {
+  RateLimit: ref('headers', 'RateLimit'),
+  'RateLimit-Policy': ref('headers', 'RateLimit-Policy'),
+};
+
+/**
+ * The answers every route may give before it runs: an invalid token (401), a
+ * client over its rate limit (429), a request over its time (503).
+ */
+const guardResponses = () => ({
+  '401': {
+    ...errorResponse(
+      'No bearer token where one is needed, or an Authorization header that is not a valid bearer token: ' +
+        'malformed, forged, expired, or without a subject (code UNAUTHENTICATED). A token that is present is ' +
+        'never ignored.',
+    ),
+    headers: { ...requestIdHeader, 'WWW-Authenticate': ref('headers', 'WWW-Authenticate') },
+  },
+  '429': {
+    ...errorResponse('Too many requests from this client (code RATE_LIMITED).'),
+    headers: {
+      ...requestIdHeader,
+      'Retry-After': ref('headers', 'Retry-After'),
+      ...rateLimitHeaders,
+    },
+  },
+  '503': errorResponse(
+    'The request or one of its database statements ran past its time limit (code TIMEOUT), or the identity ' +
+      "provider's keys could not be fetched (code UNAVAILABLE). Try again.",
+  ),
+});
 const legacyHeaders = {
   Deprecation: ref('headers', 'Deprecation'),
   Sunset: ref('headers', 'Sunset'),
@@ -95,7 +127,11 @@ export function openApiDocument({ legacySunsetDate, legacyAfterSunset }: OpenApi
       '406': errorResponse('The Accept header allows no JSON (code NOT_ACCEPTABLE).', legacyHeaders),
       '410': errorResponse('The route is past its sunset date (code GONE).', legacyHeaders),
       '500': errorResponse('Something unexpected failed; the message is masked (code INTERNAL).', legacyHeaders),
+      // Given before the route runs, so without its deprecation headers.
+      ...guardResponses(),
     },
+    // Public: no token needed, but one that is sent must be valid.
+    security: [{}, { bearerAuth: [] }],
   };
 
   const listOrders = {
@@ -107,6 +143,8 @@ export function openApiDocument({ legacySunsetDate, legacyAfterSunset }: OpenApi
       'While more orders remain, a `Link` header with rel="next" gives the address of the next page.',
       'A field without a value (an order not yet shipped has no `shipDate`) is left out, never null.',
       `The GraphQL query that replaces it, at ${GRAPHQL_PATH}:`,
+      `Needs a bearer token with the scope \`${scopes.readOrders}\`: without one it answers 401, with a token`,
+      'lacking the scope 403.',
       '`query { orders(first: 50, filter: { petId: "1", complete: false }) {',
       'edges { node { id petId quantity shipDate complete } } pageInfo { hasNextPage endCursor } } }`.',
     ].join(' '),
@@ -129,7 +167,11 @@ export function openApiDocument({ legacySunsetDate, legacyAfterSunset }: OpenApi
       '400': errorResponse('A parameter is not valid; the message names it (code VALIDATION_FAILED).'),
       '406': errorResponse('The Accept header allows no JSON (code NOT_ACCEPTABLE).'),
       '500': errorResponse('Something unexpected failed; the message is masked (code INTERNAL).'),
+      ...guardResponses(),
+      '403': errorResponse(`The token lacks the scope ${scopes.readOrders} (code FORBIDDEN).`),
     },
+    security: [{ bearerAuth: [] }],
+    'x-required-scopes': [scopes.readOrders],
   };
 
   return {
@@ -141,7 +183,9 @@ export function openApiDocument({ legacySunsetDate, legacyAfterSunset }: OpenApi
         `The REST routes kept for legacy callers of the Petstore API. The full API is GraphQL, at ${GRAPHQL_PATH}.`,
         'Every answer is JSON; every error is an Error object whose code and status are the ones GraphQL errors',
         'carry in `extensions`. Another method on these paths answers 405 with an `Allow` header; an unknown path',
-        'answers 404. Every answer carries the `X-Request-Id` header (the one given, or a new one).',
+        'answers 404. Every answer carries the `X-Request-Id` header (the one given, or a new one), and every',
+        'Error body the same id as `requestId`. Every answer that passed the rate limit carries the `RateLimit`',
+        'and `RateLimit-Policy` headers.',
       ].join(' '),
     },
     tags: [
@@ -160,6 +204,19 @@ export function openApiDocument({ legacySunsetDate, legacyAfterSunset }: OpenApi
       },
     },
     components: {
+      securitySchemes: {
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description: [
+            'A JWT in `Authorization: Bearer <token>`, signed with the gateway\'s HS256 key or by the identity',
+            'provider named by AUTH_JWKS_URL. Its `scope` claim (space-separated) or `scp` array holds the scopes:',
+            `${Object.values(scopes).join(', ')}. In development, \`npm run token -- --scope ${scopes.readOrders}\``,
+            'mints one.',
+          ].join(' '),
+        },
+      },
       schemas: {
         PetStatus: {
           type: 'string',
@@ -207,6 +264,11 @@ export function openApiDocument({ legacySunsetDate, legacyAfterSunset }: OpenApi
             code: { type: 'string', enum: Object.keys(errorStatus), description: 'A machine-readable error code.' },
             message: { type: 'string', description: 'A human-readable description of the error.' },
             status: { type: 'integer', minimum: 400, maximum: 599, description: 'The HTTP status code.' },
+            requestId: {
+              type: 'string',
+              pattern: '^[\\w.:-]{1,128}$',
+              description: 'The id of the request, as in the X-Request-Id header and the log; quote it when reporting.',
+            },
           },
         },
       },
@@ -287,6 +349,27 @@ export function openApiDocument({ legacySunsetDate, legacyAfterSunset }: OpenApi
           description: 'The version of this answer; send it in If-None-Match to get 304 while it is unchanged.',
           required: true,
           schema: { type: 'string', pattern: '^"[^"]*"$' },
+        },
+        'WWW-Authenticate': {
+          description:
+            'RFC 6750: `Bearer` when no token was sent, `Bearer error="invalid_token"` when the one sent was refused.',
+          required: true,
+          schema: { type: 'string', pattern: '^Bearer( error="invalid_token")?$' },
+        },
+        'Retry-After': {
+          description: 'Seconds to wait before the next request counts again.',
+          required: true,
+          schema: { type: 'string', pattern: '^[0-9]+$' },
+        },
+        RateLimit: {
+          description: 'The IETF RateLimit header: the limit, what remains of it, and seconds until the window resets.',
+          required: true,
+          schema: { type: 'string', pattern: '^limit=[0-9]+, remaining=[0-9]+, reset=[0-9]+$' },
+        },
+        'RateLimit-Policy': {
+          description: 'The IETF RateLimit-Policy header: requests per window of w seconds.',
+          required: true,
+          schema: { type: 'string', pattern: '^[0-9]+;w=[0-9]+$' },
         },
         Allow: {
           description: 'The methods the path answers.',

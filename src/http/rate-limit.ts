@@ -1,7 +1,8 @@
 import type { MiddlewareHandler } from 'hono';
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import { DomainError, errorBody } from '../errors.js';
+import { DomainError } from '../errors.js';
+import { refusal } from './guards.js';
 
 export interface RateLimitOptions {
   /** Requests a client may make per window. */
@@ -9,6 +10,8 @@ export interface RateLimitOptions {
   windowSeconds: number;
   /** Shared counters for several gateway instances; in memory when absent. */
   redis?: Redis;
+  /** Before every counter's key in Redis (RATE_LIMIT_KEY_PREFIX). */
+  keyPrefix?: string;
   /** Who is counted: the token's subject, else the client address. */
   clientOf: (c: Parameters<MiddlewareHandler>[0]) => string;
 }
@@ -22,7 +25,7 @@ export function rateLimit(options: RateLimitOptions): MiddlewareHandler {
   const limiter = options.redis
     ? new RateLimiterRedis({
         storeClient: options.redis,
-        keyPrefix: 'petstore-rate',
+        keyPrefix: options.keyPrefix ?? 'petstore-rate',
         points: options.points,
         duration: options.windowSeconds,
         useRedisPackage: false,
@@ -42,8 +45,7 @@ export function rateLimit(options: RateLimitOptions): MiddlewareHandler {
       c.header('Retry-After', String(retryAfter));
       c.header('RateLimit-Policy', policy);
       c.header('RateLimit', `limit=${options.points}, remaining=0, reset=${retryAfter}`);
-      const body = errorBody(new DomainError('RATE_LIMITED', `Too many requests; try again in ${retryAfter} s.`));
-      return c.json(body, 429);
+      return refusal(c, new DomainError('RATE_LIMITED', `Too many requests; try again in ${retryAfter} s.`));
     }
     await next();
     c.header('RateLimit-Policy', policy);

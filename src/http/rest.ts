@@ -7,7 +7,7 @@ import { parseId } from '../domain/ids.js';
 import { findPetOrThrow, listOrders } from '../domain/queries.js';
 import { DomainError, errorBody, validationFailed } from '../errors.js';
 import type { Order, Pet } from '../generated/prisma/client.js';
-import { type LegacyAfterSunset, legacySchedule } from '../legacy.js';
+import { type LegacyAfterSunset, legacySchedule, refuseAfterSunset } from '../legacy.js';
 import type { Logger } from '../logger.js';
 import type { GuardedEnv } from './guards.js';
 import { GRAPHQL_PATH, LEGACY_POLICY_PATH, OPENAPI_PATH, openApiDocument } from './openapi.js';
@@ -43,13 +43,10 @@ export function createRestRouter(options: RestOptions) {
 
   router.use('/pets/:petId', legacyNotice);
   router.get('/pets/:petId', requireJson, async (c) => {
-    if (options.legacyAfterSunset === 'gone' && Date.now() >= sunsetAt.getTime()) {
-      throw new DomainError(
-        'GONE',
-        `GET /pets/{petId} was retired on ${options.legacySunsetDate}. ` +
-          `Use the GraphQL query pet(id:) at ${GRAPHQL_PATH}.`,
-      );
-    }
+    refuseAfterSunset(
+      { sunsetDate: options.legacySunsetDate, afterSunset: options.legacyAfterSunset },
+      'GET /pets/{petId}',
+    );
     const pet = await findPetOrThrow(options.prisma, parseId(c.req.param('petId'), 'petId'));
     return jsonAnswer(c, petJson(pet));
   });
@@ -82,7 +79,9 @@ export function createRestRouter(options: RestOptions) {
   router.all(OPENAPI_PATH, methodNotAllowed);
 
   router.onError((error, c) => {
-    const body = errorBody(error);
+    const body = errorBody(error, c.get('requestId'));
+    // RFC 9110 §15.5.2: a 401 names how to authenticate (here: no token was sent; a bad one is refused earlier).
+    if (body.code === 'UNAUTHENTICATED') c.header('WWW-Authenticate', 'Bearer');
     if (body.status >= 500) {
       options.logger.error({ err: error, requestId: c.get('requestId') }, 'REST request failed');
     }

@@ -3,7 +3,7 @@ import { builder } from '../builder.js';
 import { createPet, deletePet, updatePet } from '../domain/catalog.js';
 import { parseId } from '../domain/ids.js';
 import type { Prisma } from '../generated/prisma/client.js';
-import { DEFAULT_LEGACY_SUNSET_DATE } from '../legacy.js';
+import { DEFAULT_LEGACY_SUNSET_DATE, refuseAfterSunset } from '../legacy.js';
 import { checkPageSize, pageSize } from './shared.js';
 
 export const PetStatus = builder.enumType('PetStatus', {
@@ -121,8 +121,10 @@ builder.queryFields((t) => ({
     description: 'One pet by its id: the legacy lookup, kept with its original shape.',
     deprecationReason: legacyLookupDeprecation(DEFAULT_LEGACY_SUNSET_DATE),
     args: { petId: t.arg.id({ required: true, description: 'The id of the pet.' }) },
-    resolve: (query, _parent, args, ctx) =>
-      ctx.prisma.pet.findUnique({ ...query, where: { id: parseId(args.petId, 'petId') } }),
+    resolve: (query, _parent, args, ctx) => {
+      refuseAfterSunset(ctx.legacy, 'getPetById');
+      return ctx.prisma.pet.findUnique({ ...query, where: { id: parseId(args.petId, 'petId') } });
+    },
   }),
 }));
 

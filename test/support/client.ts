@@ -53,10 +53,13 @@ export function clientFor(gateway: TestGateway): GraphQLClient {
 /** The HTTP status each documented error code carries (the REST Error body's pair). */
 export const expectedStatus = {
   VALIDATION_FAILED: 400,
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
   NOT_FOUND: 404,
   CONFLICT: 409,
   INSUFFICIENT_STOCK: 409,
   INTERNAL: 500,
+  TIMEOUT: 503,
 } as const;
 
 export type ExpectedCode = keyof typeof expectedStatus;

@@ -1,9 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { allScopes } from '../../src/auth/scopes.js';
-import { createTokenVerifier, mintToken } from '../../src/auth/tokens.js';
+import { createTokenVerifier, mintToken, type TokenKeys } from '../../src/auth/tokens.js';
 import { defaultLimits, type Limits } from '../../src/config.js';
 import { createPrismaClient, type PrismaClient } from '../../src/db.js';
 import type { LegacyAfterSunset } from '../../src/legacy.js';
@@ -45,6 +46,17 @@ export interface GatewayTestOptions {
   statementTimeoutMs?: number;
   /** Events (and shared rate limits) through this Redis; in process when absent. */
   redisUrl?: string;
+  /** Before every event channel name; unique to this gateway unless given, as test files share one Redis. */
+  channelPrefix?: string;
+  /** Origins allowed by CORS (none by default). */
+  corsOrigins?: string[];
+  /** Serve GraphiQL (on by default, as in development). */
+  graphiql?: boolean;
+  /**
+   * How tokens are verified; by default HS256 with `testSecret`. A function is
+   * called when the gateway starts (e.g. once a local JWKS server listens).
+   */
+  tokenKeys?: TokenKeys | (() => TokenKeys);
 }
 
 /** The HS256 key of every test gateway; tests mint their tokens with it. */
@@ -79,18 +91,24 @@ export function useTestGateway(options: GatewayTestOptions = {}): TestGateway {
     });
     gatewayPrisma.$on('query', (event) => gateway.statements.push(event.query));
     const prisma = createPrismaClient({ url: database.url, poolSize: 4 });
-    const events = createEventBus(options.redisUrl);
+    const events = createEventBus(options.redisUrl, {
+      channelPrefix: options.channelPrefix ?? `test:${randomUUID()}:`,
+    });
     const gatewayParts = createGateway({
       prisma: gatewayPrisma,
       events,
       metrics: createMetrics(),
       logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
-      verifyToken: createTokenVerifier({ kind: 'hs256', secret: testSecret }),
+      verifyToken: createTokenVerifier(
+        typeof options.tokenKeys === 'function'
+          ? options.tokenKeys()
+          : (options.tokenKeys ?? { kind: 'hs256', secret: testSecret }),
+      ),
       // Tests send many requests from one address; only rate-limit tests ask for a real limit.
       limits: { ...defaultLimits, rateLimit: { requests: 1_000_000, windowSeconds: 60 }, ...options.limits },
       introspection: options.introspection ?? true,
-      corsOrigins: [],
-      graphiql: true,
+      corsOrigins: options.corsOrigins ?? [],
+      graphiql: options.graphiql ?? true,
       legacySunsetDate: options.legacySunsetDate ?? '2027-06-30',
       legacyAfterSunset: options.legacyAfterSunset ?? 'gone',
     });

@@ -1,0 +1,98 @@
+import { expect } from 'vitest';
+import type { PrismaClient } from '../../src/db.js';
+
+/**
+ * Plain HTTP for the security tests: requests exactly as written (no token
+ * unless given), answers with their status, headers and parsed body, and the
+ * checks every error answer must pass.
+ */
+
+export interface Answer<B = Record<string, unknown>> {
+  status: number;
+  headers: Headers;
+  text: string;
+  /** The body parsed as JSON, when it is JSON. */
+  body: B;
+}
+
+export async function send<B = Record<string, unknown>>(
+  baseUrl: string,
+  path: string,
+  init: RequestInit = {},
+): Promise<Answer<B>> {
+  const response = await fetch(`${baseUrl}${path}`, init);
+  const text = await response.text();
+  const contentType = response.headers.get('content-type') ?? '';
+  const body = (/json/.test(contentType) && text !== '' ? JSON.parse(text) : undefined) as B;
+  return { status: response.status, headers: response.headers, text, body };
+}
+
+/** POST /graphql with a JSON body; `headers` decide authorization and accept. */
+export function postGraphQL<B = GraphQLAnswer>(
+  baseUrl: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<Answer<B>> {
+  return send<B>(baseUrl, '/graphql', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+export interface GraphQLAnswer {
+  data?: Record<string, unknown> | null;
+  errors?: Array<{ message: string; path?: string[]; extensions?: Record<string, unknown> }>;
+  extensions?: Record<string, unknown>;
+  /** Present on refusals made before GraphQL ran (the spec's Error object). */
+  code?: string;
+  message?: string;
+  status?: number;
+  requestId?: string;
+}
+
+/**
+ * A refusal made before GraphQL ran (401, 413, 429, 503): the HTTP status, the
+ * spec's Error body with the request id of the X-Request-Id header, and on
+ * /graphql the same error as a GraphQL error.
+ */
+export function expectRefusal(answer: Answer<GraphQLAnswer>, code: string, status: number, graphql = true) {
+  expect(answer.status, answer.text).toBe(status);
+  expect(answer.headers.get('content-type')).toMatch(/^application\/json/);
+  const requestId = answer.headers.get('x-request-id');
+  expect(requestId).toBeTruthy();
+  expect(answer.body).toMatchObject({ code, status, requestId });
+  expect(typeof answer.body.message).toBe('string');
+  if (graphql) {
+    expect(answer.body.errors).toEqual([{ message: answer.body.message, extensions: { code, status } }]);
+    expect(answer.body.extensions).toEqual({ requestId });
+    expect(answer.body).not.toHaveProperty('data');
+  }
+}
+
+/**
+ * A GraphQL answer failing with errors of `code` (each carrying its status),
+ * and the request id of the X-Request-Id header in the answer's extensions.
+ */
+export function expectGraphQLError(answer: Answer<GraphQLAnswer>, code: string, status: number) {
+  const errors = answer.body?.errors;
+  expect(errors?.length, answer.text).toBeGreaterThan(0);
+  for (const error of errors!) expect(error.extensions, answer.text).toMatchObject({ code, status });
+  expect(answer.body.extensions?.requestId).toBe(answer.headers.get('x-request-id'));
+  return errors![0]!;
+}
+
+/** Every row the gateway can write, to compare before and after a refused request. */
+export async function databaseState(prisma: PrismaClient): Promise<string> {
+  const [categories, pets, orders, inventory] = await Promise.all([
+    prisma.category.findMany({ orderBy: { id: 'asc' } }),
+    prisma.pet.findMany({ orderBy: { id: 'asc' } }),
+    prisma.order.findMany({ orderBy: { id: 'asc' } }),
+    prisma.inventoryItem.findMany({ orderBy: { petId: 'asc' } }),
+  ]);
+  return JSON.stringify({ categories, pets, orders, inventory }, (_key, value) =>
+    typeof value === 'bigint' ? value.toString() : value,
+  );
+}
