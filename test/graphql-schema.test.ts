@@ -81,3 +81,42 @@ describe('a gateway configured with another sunset date', () => {
     expect(await movedClient.send(LegacyPetByIdDocument, { petId: '1' })).toEqual({ data: { getPetById: null } });
   });
 });
+
+describe('descriptions', () => {
+  it('every type, field, argument, input field and enum value of ours has one, as introspection shows', async () => {
+    const response = await gateway.graphql<{
+      __schema: {
+        types: Array<{
+          name: string;
+          description: string | null;
+          fields: Array<{ name: string; description: string | null; args: Array<{ name: string; description: string | null }> }> | null;
+          inputFields: Array<{ name: string; description: string | null }> | null;
+          enumValues: Array<{ name: string; description: string | null }> | null;
+        }>;
+      };
+    }>(`{
+      __schema {
+        types {
+          name description
+          fields(includeDeprecated: true) { name description args { name description } }
+          inputFields { name description }
+          enumValues(includeDeprecated: true) { name description }
+        }
+      }
+    }`);
+    expect(response.errors).toBeUndefined();
+    const builtIn = new Set(['String', 'Int', 'Boolean', 'ID', 'Float']);
+    const missing: string[] = [];
+    for (const type of response.data!.__schema.types) {
+      if (type.name.startsWith('__') || builtIn.has(type.name)) continue;
+      if (!type.description) missing.push(type.name);
+      for (const field of type.fields ?? []) {
+        if (!field.description) missing.push(`${type.name}.${field.name}`);
+        for (const arg of field.args) if (!arg.description) missing.push(`${type.name}.${field.name}(${arg.name})`);
+      }
+      for (const field of type.inputFields ?? []) if (!field.description) missing.push(`${type.name}.${field.name}`);
+      for (const value of type.enumValues ?? []) if (!value.description) missing.push(`${type.name}.${value.name}`);
+    }
+    expect(missing).toEqual([]);
+  });
+});

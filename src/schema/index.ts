@@ -1,4 +1,11 @@
-import { DirectiveLocation, GraphQLDirective, GraphQLEnumType, GraphQLNonNull, type GraphQLSchema } from 'graphql';
+import {
+  DirectiveLocation,
+  GraphQLDirective,
+  GraphQLEnumType,
+  GraphQLNonNull,
+  type GraphQLSchema,
+  isObjectType,
+} from 'graphql';
 import { builder } from '../builder.js';
 import './category.js';
 import './events.js';
@@ -26,3 +33,13 @@ const stabilityDirective = new GraphQLDirective({
 });
 
 export const schema: GraphQLSchema = builder.toSchema({ directives: [stabilityDirective], sortSchema: true });
+
+// The Prisma plugin adds each connection's totalCount field with no way to
+// describe it; every field of ours has a description, so it gets one here.
+for (const type of Object.values(schema.getTypeMap())) {
+  if (!isObjectType(type) || !type.name.endsWith('Connection')) continue;
+  const totalCount = type.getFields().totalCount;
+  if (totalCount && !totalCount.description) {
+    totalCount.description = 'How many items the whole list has (with its filter), across all pages.';
+  }
+}
