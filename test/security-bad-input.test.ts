@@ -327,10 +327,25 @@ describe('values that are text, and are kept as written', () => {
     expect(await gateway.prisma.pet.count()).toBe(1);
   });
 
-  it.fails('KNOWN BUG: % and _ in a search term are LIKE wildcards, so "%" finds every pet (prisma/orm#19506)', async () => {
-    // Prisma's `contains` does not escape % and _; src/schema/pet.ts petWhere should escape \, % and _.
-    const answer = await graphql('{ pets(filter: { nameContains: "%" }) { totalCount } }');
-    expect(answer.body).toEqual({ data: { pets: { totalCount: 0 } } });
+  it('takes % and _ in a search term literally, not as LIKE wildcards (prisma/orm#19506)', async () => {
+    const search = 'query ($s: String) { pets(filter: { nameContains: $s }) { edges { node { name } } } }';
+    for (const term of ['%', '_', '\\']) {
+      const answer = await graphql(search, { s: term });
+      expect(answer.body).toEqual({ data: { pets: { edges: [] } } });
+    }
+    // Arranged here and removed again: the checks at the end compare the data with how it started.
+    const category = await gateway.prisma.category.create({ data: { name: 'Wildcards' } });
+    const pet = await gateway.prisma.pet.create({ data: { name: 'Half_Price 50%', categoryId: category.id } });
+    try {
+      for (const term of ['%', '_', '0%', 'hal__price']) {
+        const answer = await graphql(search, { s: term });
+        const found = term === 'hal__price' ? [] : [{ node: { name: 'Half_Price 50%' } }];
+        expect(answer.body, term).toEqual({ data: { pets: { edges: found } } });
+      }
+    } finally {
+      await gateway.prisma.pet.delete({ where: { id: pet.id } });
+      await gateway.prisma.category.delete({ where: { id: category.id } });
+    }
   });
 });
 

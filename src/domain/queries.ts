@@ -49,3 +49,11 @@ export async function listOrders(db: PrismaClient, query: OrderListQuery): Promi
   });
   return { orders: rows.slice(0, limit), limit, offset, hasMore: rows.length > limit };
 }
+
+/**
+ * A case-insensitive "contains" filter that matches the text literally:
+ * Prisma passes the text into LIKE as it is, where % and _ would be wildcards.
+ */
+export function containsText(text: string) {
+  return { contains: text.replace(/[\\%_]/g, (character) => `\\${character}`), mode: 'insensitive' as const };
+}

@@ -2,6 +2,7 @@ import { scopes } from '../auth/scopes.js';
 import { builder } from '../builder.js';
 import { createPet, deletePet, updatePet } from '../domain/catalog.js';
 import { parseId } from '../domain/ids.js';
+import { containsText } from '../domain/queries.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { DEFAULT_LEGACY_SUNSET_DATE, refuseAfterSunset } from '../legacy.js';
 import { checkPageSize, pageSize } from './shared.js';
@@ -143,7 +144,7 @@ function petWhere(
   return {
     ...(filter?.status ? { status: filter.status } : {}),
     ...(filter?.categoryId == null ? {} : { categoryId: parseId(filter.categoryId, 'categoryId') }),
-    ...(filter?.nameContains ? { name: { contains: filter.nameContains, mode: 'insensitive' } } : {}),
+    ...(filter?.nameContains ? { name: containsText(filter.nameContains) } : {}),
   };
 }
 
