@@ -1,11 +1,12 @@
 import type { Server } from 'node:http';
+import net from 'node:net';
 import { serve } from '@hono/node-server';
 import { Redis } from 'ioredis';
 import { tokenKeys } from './auth/keys.js';
 import { createTokenVerifier } from './auth/tokens.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createDatabase } from './db.js';
-import { createEventBus } from './events/bus.js';
+import { createEventBus, reportOutages } from './events/bus.js';
 import { createMetrics, watchPool } from './observability/metrics.js';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres.js';
 import { createLogger } from './logger.js';
@@ -53,9 +54,9 @@ if (embedded && !embedded.demoDataLoaded) {
 
 const verifyToken = createTokenVerifier(await tokenKeys(config.auth, config.dataDir));
 const redis = config.redisUrl ? new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2 }) : undefined;
-redis?.on('error', (error) => logger.warn({ err: error }, 'Redis unreachable; rate limits are counted per instance'));
+if (redis) reportOutages(redis, logger, 'Redis unreachable; rate limits are counted per instance meanwhile');
 
-const events = createEventBus(config.redisUrl);
+const events = createEventBus(config.redisUrl, { channelPrefix: config.eventsChannelPrefix, logger });
 const metrics = createMetrics();
 watchPool(metrics, pool);
 
@@ -92,31 +93,54 @@ const server = serve({ fetch: gateway.app.fetch, hostname: config.host, port: co
 const webSockets = gateway.serveWebSockets(server as Server);
 
 /**
- * SIGTERM / SIGINT: stop taking new work, end subscriptions properly, let
- * accepted requests finish (within SHUTDOWN_GRACE_MS), then release the
- * database, Redis and the embedded server. A second signal exits at once.
+ * SIGTERM / SIGINT: stop taking new work (the listener closes, /readyz says
+ * 503, answers carry `Connection: close`), end every subscription properly
+ * (SSE streams send `complete` and end; WebSocket operations get `complete`,
+ * then their sockets close with 1001), let accepted requests finish, then
+ * release the database, Redis and the embedded server and exit 0.
+ * Whatever is still open when SHUTDOWN_GRACE_MS is over is cut, and the exit
+ * code is then 1. A second signal exits at once with 1.
  */
 let stopping = false;
+const KEEP_ALIVE_DRAIN_MS = 1_000;
+const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 async function shutdown(signal: string) {
-  if (stopping) process.exit(1);
+  if (stopping) {
+    logger.warn({ signal }, 'second signal; exiting now');
+    process.exit(1);
+  }
   stopping = true;
   logger.info({ signal, graceMs: config.shutdownGraceMs }, 'shutting down');
+  const http = server as Server;
+  let cut = false;
+  const grace = setTimeout(() => {
+    cut = true;
+    logger.warn('grace period over; closing the remaining connections');
+    webSockets.terminate();
+    http.closeAllConnections();
+  }, config.shutdownGraceMs);
   gateway.stopAccepting();
-  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-  (server as Server).closeIdleConnections();
+  // The listener closes on the next turn of the event loop, so that connections already
+  // waiting in its backlog are accepted (and answered) rather than reset with it. Not with
+  // http.Server.close(), which would also drop every idle keep-alive connection at once: a
+  // request a proxy is sending on one at that moment (or still unread in its buffer) would
+  // be lost, and nginx answers that with 502 without retrying a POST. Instead every answer
+  // from now on carries `Connection: close`, and idle connections are closed once the
+  // subscriptions have ended and a proxy has had a moment to stop using them.
+  await new Promise((resolve) => setImmediate(resolve));
+  const closed = new Promise<void>((resolve) => net.Server.prototype.close.call(http, () => resolve()));
   await events.close();
   await webSockets.close();
-  const grace = setTimeout(() => {
-    logger.warn('grace period over; closing the remaining connections');
-    (server as Server).closeAllConnections();
-  }, config.shutdownGraceMs);
+  await Promise.race([closed, delay(Math.min(KEEP_ALIVE_DRAIN_MS, config.shutdownGraceMs / 2))]);
+  http.closeIdleConnections();
   await closed;
   clearTimeout(grace);
-  await prisma.$disconnect();
+  // A request cut above may still be waiting on the database: its connection is not waited for long.
+  await Promise.race([prisma.$disconnect(), delay(1_000)]);
   redis?.disconnect();
   await embedded?.stop();
-  logger.info('stopped');
-  process.exit(0);
+  logger.info({ cut }, cut ? 'stopped; requests still running at the end of the grace period were cut' : 'stopped');
+  process.exit(cut ? 1 : 0);
 }
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));

@@ -1,7 +1,9 @@
 import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
-import { createPubSub, type PubSub } from 'graphql-yoga';
+import type { PubSub } from 'graphql-yoga';
 import { Redis } from 'ioredis';
+import { DEFAULT_CHANNEL_PREFIX } from '../config.js';
 import type { DomainEvent, EventPublisher, InventoryChanged, OrderChanged, PetStatusChanged } from '../domain/events.js';
+import type { Logger } from '../logger.js';
 
 /** The channels subscriptions listen on; inventory events are also keyed by pet. */
 export type PetstoreChannels = {
@@ -18,70 +20,215 @@ export interface EventBus {
   publisher: EventPublisher;
   /** Subscriptions listening right now. */
   readonly openSubscriptions: number;
-  /** Ends every open subscription properly (SSE streams and WebSocket operations complete), then closes Redis. */
+  /**
+   * Ends every open subscription properly (SSE streams and WebSocket
+   * operations complete), refuses new ones, then closes Redis.
+   */
   close(): Promise<void>;
 }
+
+export interface EventBusOptions {
+  /**
+   * Put before every topic (and so every Redis channel name), so that several
+   * deployments, or test runs, can share one Redis without hearing each other.
+   */
+  channelPrefix?: string;
+  /** Where Redis trouble and subscribers that fall behind are reported. */
+  logger?: Pick<Logger, 'warn' | 'info'>;
+  /** Events a subscriber may have waiting before its subscription is ended. */
+  maxPending?: number;
+}
+
+/** How long close() waits for Redis to say goodbye before dropping the connection. */
+const REDIS_QUIT_MS = 1_000;
+
+/**
+ * A subscriber that does not read (a client that stopped reading its SSE
+ * stream or WebSocket) is ended, with a warning, once this many events wait
+ * for it: unbounded, its queue would grow without end; yoga's own pubsub
+ * throws from inside the event target at 1024, which ends the process.
+ */
+export const DEFAULT_MAX_PENDING = 1_000;
+
+type Listener = (event: Event) => void;
 
 /**
  * Events between writes and subscribers. With a Redis URL they go through
  * Redis pub/sub (yoga's redis event target), so a subscriber on one gateway
  * instance sees a write made on another; without, they stay in the process.
+ *
+ * Events are best effort: a write has committed before its events are
+ * published, so Redis being away loses the events (with a warning in the
+ * log) but never fails the write or the process.
  */
-export function createEventBus(redisUrl?: string): EventBus {
-  const clients = redisUrl ? [new Redis(redisUrl), new Redis(redisUrl)] : [];
-  const [publishClient, subscribeClient] = clients;
-  const shared = createPubSub<PetstoreChannels>(
-    publishClient && subscribeClient ? { eventTarget: createRedisEventTarget({ publishClient, subscribeClient }) } : {},
-  );
-  // Every subscription's iterator, so shutdown can end them instead of cutting them off.
-  const open = new Set<AsyncIterator<unknown>>();
-  const pubsub: PetstorePubSub = {
-    publish: shared.publish,
-    subscribe: ((...args: Parameters<PetstorePubSub['subscribe']>) => {
-      const source = (shared.subscribe as unknown as (...a: unknown[]) => AsyncIterable<unknown>)(...args);
-      const iterator = source[Symbol.asyncIterator]();
-      open.add(iterator);
-      const forget = <T>(result: T) => {
-        open.delete(iterator);
-        return result;
-      };
-      return {
-        [Symbol.asyncIterator]() {
-          return this;
-        },
-        next: () => iterator.next(),
-        return: (value?: unknown) =>
-          (iterator.return?.(value) ?? Promise.resolve({ done: true as const, value })).then(forget),
-        throw: (error?: unknown) => (iterator.throw?.(error) ?? Promise.reject(error)).finally(() => open.delete(iterator)),
-      };
-    }) as PetstorePubSub['subscribe'],
+export function createEventBus(redisUrl?: string, options: EventBusOptions = {}): EventBus {
+  const prefix = options.channelPrefix ?? DEFAULT_CHANNEL_PREFIX;
+  const maxPending = options.maxPending ?? DEFAULT_MAX_PENDING;
+  const report = (command: string) => (error: unknown) => {
+    options.logger?.warn({ err: error }, `Redis ${command} failed; the event is lost`);
   };
-  const publisher: EventPublisher = {
-    publish(event: DomainEvent) {
-      switch (event.type) {
-        case 'inventoryChanged':
-          pubsub.publish('inventoryChanged', event.payload);
-          pubsub.publish('inventoryChanged:pet', event.payload.petId, event.payload);
-          break;
-        case 'orderChanged':
-          pubsub.publish('orderChanged', event.payload);
-          break;
-        case 'petStatusChanged':
-          pubsub.publish('petStatusChanged', event.payload);
-          break;
+  // Few retries: an event held back for long is worse than one lost (the write itself is committed).
+  const clients = redisUrl ? [0, 1].map(() => new Redis(redisUrl, { maxRetriesPerRequest: 2 })) : [];
+  if (options.logger) {
+    for (const client of clients) {
+      reportOutages(client, options.logger, 'Redis unreachable; events are not shared between instances meanwhile');
+    }
+  }
+  const [publisher, subscriber] = clients;
+  // The redis event target drops the promises of PUBLISH and SUBSCRIBE; a rejected one
+  // would end the process (unhandled rejection). These facades give it the calls it
+  // makes, with their failures reported instead.
+  const target: EventTarget =
+    publisher && subscriber
+      ? createRedisEventTarget({
+          publishClient: {
+            publish: (channel: string, message: string) => publisher.publish(channel, message).catch(report('PUBLISH')),
+          } as unknown as Redis,
+          subscribeClient: {
+            on: (event: 'message', listener: (channel: string, message: string) => void) =>
+              subscriber.on(event, listener),
+            subscribe: (channel: string) => subscriber.subscribe(channel).catch(report('SUBSCRIBE')),
+            unsubscribe: (channel: string) => subscriber.unsubscribe(channel).catch(report('UNSUBSCRIBE')),
+          } as unknown as Redis,
+          // Whatever else is published on our channels is ignored, not thrown inside ioredis.
+          serializer: { stringify: JSON.stringify, parse: parseOrNull },
+        })
+      : new EventTarget();
+
+  const channelOf = (topic: string, id?: string) => (id === undefined ? `${prefix}${topic}` : `${prefix}${topic}:${id}`);
+
+  // Every subscription's ending, so shutdown can end them properly instead of cutting them off.
+  const open = new Set<() => void>();
+  let closed = false;
+
+  /**
+   * A subscription: listens from the moment it is made, queues what arrives
+   * until it is read, and ends (done) when returned, when the bus closes, or
+   * when its reader falls `maxPending` events behind.
+   */
+  const subscribe = (topic: string, id?: string): AsyncIterableIterator<unknown> => {
+    const channel = channelOf(topic, id);
+    const queue: unknown[] = [];
+    let reader: ((result: IteratorResult<unknown>) => void) | undefined;
+    let ended = closed;
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      open.delete(end);
+      target.removeEventListener(channel, listener);
+      queue.length = 0;
+      reader?.({ done: true, value: undefined });
+      reader = undefined;
+    };
+    const listener: Listener = (event) => {
+      const payload = (event as CustomEvent<unknown>).detail;
+      if (ended || payload === null || payload === undefined) return;
+      if (reader) {
+        reader({ done: false, value: payload });
+        reader = undefined;
+      } else if (queue.length < maxPending) {
+        queue.push(payload);
+      } else {
+        options.logger?.warn({ channel, pending: queue.length }, 'a subscriber stopped reading; its subscription ended');
+        end();
       }
-    },
+    };
+    if (!ended) {
+      target.addEventListener(channel, listener);
+      open.add(end);
+    }
+    const finished = (value?: unknown) => {
+      end();
+      return Promise.resolve({ done: true as const, value });
+    };
+    return {
+      [Symbol.asyncIterator]() {
+        return this;
+      },
+      next: () => {
+        if (queue.length > 0) return Promise.resolve({ done: false, value: queue.shift() });
+        if (ended) return Promise.resolve({ done: true, value: undefined });
+        return new Promise((resolve) => {
+          reader = resolve;
+        });
+      },
+      return: finished,
+      throw: (error?: unknown) => {
+        end();
+        return Promise.reject(error);
+      },
+    };
   };
+
+  const publish = (topic: string, ...args: unknown[]) => {
+    const [id, payload] = args.length > 1 ? [String(args[0]), args[1]] : [undefined, args[0]];
+    target.dispatchEvent(new CustomEvent(channelOf(topic, id), { detail: payload }));
+  };
+
+  const pubsub = { publish, subscribe } as unknown as PetstorePubSub;
+
+  const publishEvent: EventPublisher['publish'] = (event: DomainEvent) => {
+    switch (event.type) {
+      case 'inventoryChanged':
+        pubsub.publish('inventoryChanged', event.payload);
+        pubsub.publish('inventoryChanged:pet', event.payload.petId, event.payload);
+        break;
+      case 'orderChanged':
+        pubsub.publish('orderChanged', event.payload);
+        break;
+      case 'petStatusChanged':
+        pubsub.publish('petStatusChanged', event.payload);
+        break;
+    }
+  };
+
   return {
     pubsub,
-    publisher,
+    publisher: { publish: publishEvent },
     get openSubscriptions() {
       return open.size;
     },
     async close() {
-      await Promise.all([...open].map((iterator) => iterator.return?.()));
-      open.clear();
-      await Promise.all(clients.map((client) => client.quit().catch(() => client.disconnect())));
+      closed = true;
+      for (const end of [...open]) end();
+      await Promise.all(
+        clients.map(async (client) => {
+          let timer: NodeJS.Timeout | undefined;
+          const late = new Promise<void>((resolve) => {
+            timer = setTimeout(resolve, REDIS_QUIT_MS);
+          });
+          await Promise.race([client.quit().catch(() => undefined), late]);
+          clearTimeout(timer);
+          client.disconnect();
+        }),
+      );
     },
   };
+}
+
+function parseOrNull(message: string): unknown {
+  try {
+    return JSON.parse(message);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Logs a Redis client's outages: once when it loses its connection (not at
+ * every reconnection attempt) and once when it is back. Without an `error`
+ * listener ioredis would print each failure to the console itself.
+ */
+export function reportOutages(client: Redis, logger: Pick<Logger, 'warn' | 'info'>, message: string) {
+  let reachable = true;
+  client.on('error', (error: unknown) => {
+    if (!reachable) return;
+    reachable = false;
+    logger.warn({ err: error }, message);
+  });
+  client.on('ready', () => {
+    if (reachable) return;
+    reachable = true;
+    logger.info('Redis reachable again');
+  });
 }

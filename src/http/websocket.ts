@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
-import type { ExecutionArgs } from 'graphql';
-import type { ServerOptions } from 'graphql-ws';
+import { type ExecutionArgs, GraphQLError } from 'graphql';
+import type { Context, ServerOptions } from 'graphql-ws';
 import { type Extra, useServer } from 'graphql-ws/use/ws';
 import type { YogaServerInstance } from 'graphql-yoga';
 import { WebSocketServer } from 'ws';
@@ -9,39 +9,73 @@ import { anonymous, type Principal } from '../auth/scopes.js';
 import type { TokenVerifier } from '../auth/tokens.js';
 import type { GraphQLContext } from '../builder.js';
 import { DomainError } from '../errors.js';
+import type { Logger } from '../logger.js';
 import type { RequestContext } from './graphql.js';
 
+/** The X-Request-Id values taken as they are (as for HTTP requests). */
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
 type ConnectionExtra = Extra & { principal?: Principal } & Record<PropertyKey, unknown>;
+type ConnectionContext = Context<Record<string, unknown> | undefined, ConnectionExtra>;
+
+/** How long close() lets clients answer the close handshake before dropping them. */
+const CLOSE_HANDSHAKE_MS = 2_000;
 
 /**
  * GraphQL over WebSocket (the graphql-ws protocol) on the same path as HTTP,
  * through the same yoga instance: same schema, plugins, limits and scopes.
  * The token comes in the connection's `authorization` parameter
- * (`{ authorization: "Bearer <jwt>" }`); a bad one closes the socket with 4401.
+ * (`{ authorization: "Bearer <jwt>" }`); a bad one closes the socket with
+ * 4403 (graphql-ws' Forbidden).
  */
 export function serveGraphQLOverWebSocket(
   server: Server,
   yoga: YogaServerInstance<RequestContext, GraphQLContext>,
   verifyToken: TokenVerifier,
+  logger?: Pick<Logger, 'info'>,
 ) {
   const sockets = new WebSocketServer({ server, path: yoga.graphqlEndpoint });
+  // One request line per WebSocket connection (its upgrade request), written when it closes,
+  // as the HTTP requests get theirs: id (taken from X-Request-Id or made), duration, outcome.
+  sockets.on('connection', (socket, request) => {
+    const startedAt = performance.now();
+    const given = request.headers['x-request-id'];
+    const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    socket.once('close', (closeCode) => {
+      logger?.info(
+        {
+          requestId,
+          method: 'GET',
+          path: yoga.graphqlEndpoint,
+          operation: 'websocket',
+          status: 101,
+          closeCode,
+          durationMs: Math.round(performance.now() - startedAt),
+        },
+        'request',
+      );
+    });
+  });
+  // The connections open now, so close() can tell when their operations have completed.
+  const connections = new Set<ConnectionContext>();
   const disposable = useServer<Record<string, unknown> | undefined, ConnectionExtra>(
     {
       onConnect: async (ctx) => {
         const header = ctx.connectionParams?.authorization;
-        if (header === undefined) {
-          ctx.extra.principal = anonymous;
-          return true;
-        }
         const token = typeof header === 'string' ? /^Bearer\s+(\S+)$/i.exec(header)?.[1] : undefined;
         try {
-          if (!token) throw new DomainError('UNAUTHENTICATED', 'authorization must be "Bearer <token>".');
-          ctx.extra.principal = await verifyToken(token);
-          return true;
+          if (header === undefined) ctx.extra.principal = anonymous;
+          else if (!token) throw new DomainError('UNAUTHENTICATED', 'authorization must be "Bearer <token>".');
+          else ctx.extra.principal = await verifyToken(token);
         } catch (error) {
           if (error instanceof DomainError) return false;
           throw error;
         }
+        connections.add(ctx);
+        return true;
+      },
+      onClose: (ctx) => {
+        connections.delete(ctx);
       },
       execute: (args) => (args.rootValue as Envelope).execute(args),
       subscribe: (args) => (args.rootValue as Envelope).subscribe(args),
@@ -54,7 +88,14 @@ export function serveGraphQLOverWebSocket(
           requestId: randomUUID(),
           principal: ctx.extra.principal ?? anonymous,
         });
-        const document = parse(params.query);
+        let document: ReturnType<typeof parse>;
+        try {
+          document = parse(params.query);
+        } catch (error) {
+          // A syntax error fails this operation (an `error` message), not the whole connection.
+          if (error instanceof GraphQLError) return [error];
+          throw error;
+        }
         const errors = validate(schema, document);
         if (errors.length > 0) return errors;
         return {
@@ -69,16 +110,36 @@ export function serveGraphQLOverWebSocket(
     },
     sockets,
   );
+
+  const operationsOpen = () => [...connections].some((ctx) => Object.keys(ctx.subscriptions).length > 0);
+
+  /** Drops every socket at once. */
+  const terminate = () => {
+    for (const socket of sockets.clients) socket.terminate();
+  };
+
   return {
     sockets,
-    /** Completes every operation and closes every socket with 1001 (going away). */
+    /**
+     * For shutdown, once the event bus has ended every subscription: waits
+     * (briefly) until each operation's `complete` has been sent, then closes
+     * every socket with 1001 (going away), dropping those that do not answer
+     * the close handshake in time.
+     */
     async close() {
+      const deadline = Date.now() + CLOSE_HANDSHAKE_MS;
+      while (operationsOpen() && Date.now() < deadline) await delay(10);
+      const late = setTimeout(terminate, Math.max(0, deadline - Date.now()) + 500);
+      // Sends 1001 to every client and resolves once all have closed.
       await disposable.dispose();
-      for (const socket of sockets.clients) socket.close(1001, 'Server shutting down');
-      await new Promise<void>((resolve) => sockets.close(() => resolve()));
+      clearTimeout(late);
     },
+    /** For the end of the grace period: drops every socket at once. */
+    terminate,
   };
 }
+
+const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 type Envelope = {
   execute: (args: ExecutionArgs) => ReturnType<NonNullable<ServerOptions['execute']>>;

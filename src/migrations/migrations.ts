@@ -20,7 +20,20 @@ export interface MigrationPaths {
   migrationsDir: string;
 }
 
-export const projectRoot = path.resolve(import.meta.dirname, '../..');
+/**
+ * The folder with the project's package.json (and prisma/), whether this
+ * file runs from src/migrations (tsx) or from dist/src/migrations (built):
+ * a fixed '../..' would point into dist/, where no migrations are found, and
+ * every database would then look current.
+ */
+function findProjectRoot(from: string): string {
+  for (let dir = from; ; dir = path.dirname(dir)) {
+    if (existsSync(path.join(dir, 'package.json'))) return dir;
+    if (path.dirname(dir) === dir) return path.resolve(from, '../..');
+  }
+}
+
+export const projectRoot = findProjectRoot(import.meta.dirname);
 
 export const defaultMigrationPaths: MigrationPaths = {
   schemaFile: path.join(projectRoot, 'prisma/schema.prisma'),

@@ -1,41 +1,80 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
+/** A label value stood in for by `other` once a label has this many values (or for an overlong one). */
+export const OTHER = 'other';
+
+export interface MetricsOptions {
+  /**
+   * Distinct operation names (GraphQL operations are named by their clients)
+   * and clients kept as label values; later ones are counted as `other`, so
+   * that no client can grow the metrics without bound.
+   */
+  maxLabelValues?: number;
+}
+
+/** Keeps a label to its first `limit` distinct values (each at most 100 characters); the rest become `other`. */
+export function boundedLabel(limit: number): (value: string) => string {
+  const seen = new Set<string>();
+  return (value) => {
+    if (seen.has(value)) return value;
+    if (seen.size >= limit || value.length > 100) return OTHER;
+    seen.add(value);
+    return value;
+  };
+}
+
 /**
  * The gateway's Prometheus metrics (prom-client), one registry per gateway so
  * that tests running several gateways in one process do not mix their counts.
  */
-export function createMetrics() {
+export function createMetrics(options: MetricsOptions = {}) {
   const registry = new Registry();
   // Process metrics, including event loop lag (nodejs_eventloop_lag_*).
   collectDefaultMetrics({ register: registry });
+  const limit = options.maxLabelValues ?? 500;
+  const operation = boundedLabel(limit);
+  const client = boundedLabel(limit);
+
+  const requests = new Counter({
+    name: 'petstore_requests_total',
+    help: 'Requests answered, by operation (GraphQL operation name or REST route) and HTTP status.',
+    labelNames: ['operation', 'status'] as const,
+    registers: [registry],
+  });
+  const requestDuration = new Histogram({
+    name: 'petstore_request_duration_seconds',
+    help: 'Time to answer a request, by operation and HTTP status.',
+    labelNames: ['operation', 'status'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  const deprecatedUse = new Counter({
+    name: 'petstore_deprecated_use_total',
+    help: 'Uses of deprecated GraphQL fields and legacy REST routes, by what was used and by client, to plan the sunset.',
+    labelNames: ['target', 'client'] as const,
+    registers: [registry],
+  });
+  type RequestLabels = { operation: string; status: number | string };
 
   return {
     registry,
-    requests: new Counter({
-      name: 'petstore_requests_total',
-      help: 'Requests answered, by operation (GraphQL operation name or REST route) and HTTP status.',
-      labelNames: ['operation', 'status'] as const,
-      registers: [registry],
-    }),
-    requestDuration: new Histogram({
-      name: 'petstore_request_duration_seconds',
-      help: 'Time to answer a request, by operation and HTTP status.',
-      labelNames: ['operation', 'status'] as const,
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-      registers: [registry],
-    }),
+    requests: {
+      inc: (labels: RequestLabels) => requests.inc({ ...labels, operation: operation(labels.operation) }),
+    },
+    requestDuration: {
+      observe: (labels: RequestLabels, seconds: number) =>
+        requestDuration.observe({ ...labels, operation: operation(labels.operation) }, seconds),
+    },
     errors: new Counter({
       name: 'petstore_errors_total',
       help: 'Errors returned to clients, by error code.',
       labelNames: ['code'] as const,
       registers: [registry],
     }),
-    deprecatedUse: new Counter({
-      name: 'petstore_deprecated_use_total',
-      help: 'Uses of deprecated GraphQL fields and legacy REST routes, by what was used and by client, to plan the sunset.',
-      labelNames: ['target', 'client'] as const,
-      registers: [registry],
-    }),
+    deprecatedUse: {
+      inc: (labels: { target: string; client: string }) =>
+        deprecatedUse.inc({ ...labels, client: client(labels.client) }),
+    },
     openSubscriptions: new Gauge({
       name: 'petstore_open_subscriptions',
       help: 'GraphQL subscriptions open right now.',
@@ -59,4 +98,21 @@ export function watchPool(metrics: Metrics, pool: { totalCount: number; idleCoun
       this.set({ state: 'waiting' }, pool.waitingCount);
     },
   });
+}
+
+/**
+ * The code of an error answer in the spec's Error body (`{ code, message,
+ * status }`, as REST routes and the guards send it), or undefined for any
+ * other answer. GraphQL answers carry their errors in `errors` and are
+ * counted where they are made.
+ */
+export async function errorCodeOf(response: Response): Promise<string | undefined> {
+  if (response.status < 400 || !response.headers.get('content-type')?.startsWith('application/json')) return undefined;
+  try {
+    const body: unknown = await response.clone().json();
+    const code = (body as { code?: unknown } | null)?.code;
+    return typeof code === 'string' ? code : undefined;
+  } catch {
+    return undefined;
+  }
 }

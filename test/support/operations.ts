@@ -1,0 +1,90 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { inject } from 'vitest';
+import { allScopes } from '../../src/auth/scopes.js';
+import { mintToken } from '../../src/auth/tokens.js';
+import { createPrismaClient, type PrismaClient } from '../../src/db.js';
+import { createEmptyDatabase, createMigratedDatabase, dropDatabase } from './database.js';
+import { type GatewayProcess, startGateway } from './processes.js';
+
+/**
+ * For tests of the real server process (`tsx src/main.ts`): its HS256 secret
+ * and tokens signed with it, databases it can use, and a way to start it with
+ * everything a test needs, all cleaned up by `cleanUp()` in afterAll.
+ */
+
+export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** A secret for AUTH_JWT_SECRET (the process verifies HS256 tokens with it). */
+export const processSecret = randomBytes(24).toString('base64url');
+
+/** A token the process accepts: every scope unless told, for `subject`. */
+export function processToken(scopes: readonly string[] = allScopes, subject = 'process-test') {
+  return mintToken(new TextEncoder().encode(processSecret), { subject, scopes: [...scopes], expiresIn: '1h' });
+}
+
+/** Unique per test run: the processes of one test hear each other through Redis, and no one else. */
+export const channelPrefix = () => `test:${randomUUID()}:`;
+
+const databases: string[] = [];
+const clients: PrismaClient[] = [];
+
+/** A database migrated to the latest schema (copied from the template), with a Prisma client on it. */
+export async function migratedDatabase() {
+  const database = await createMigratedDatabase(inject('templateDatabase'));
+  databases.push(database.name);
+  const prisma = createPrismaClient({ url: database.url, poolSize: 2 });
+  clients.push(prisma);
+  return { ...database, prisma };
+}
+
+/** A database with no tables: no migration applied. */
+export async function emptyDatabase() {
+  const database = await createEmptyDatabase();
+  databases.push(database.name);
+  return database;
+}
+
+/** Forgets a database the test dropped itself. */
+export function forgetDatabase(name: string) {
+  databases.splice(databases.indexOf(name), 1);
+}
+
+/** Starts the real gateway on `databaseUrl` with the test secret, a free port and quiet logs unless told. */
+export function startProcess(databaseUrl: string, settings: Record<string, string | undefined> = {}) {
+  return startGateway({
+    DATABASE_URL: databaseUrl,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    AUTH_JWT_SECRET: processSecret,
+    LOG_LEVEL: 'warn',
+    // With REDIS_URL the rate-limit counters live in Redis, shared with whatever else uses it
+    // (other test files, other checkouts): a prefix of its own keeps this process's apart.
+    RATE_LIMIT_KEY_PREFIX: `test-rate:${randomUUID()}`,
+    ...settings,
+  });
+}
+
+/** The base URL (http://host:port) of a gateway process. */
+export const baseUrlOf = (gateway: GatewayProcess) => gateway.url.replace(/\/graphql$/, '');
+
+/** Drops the databases and disconnects the clients made here. */
+export async function cleanUp() {
+  await Promise.all(clients.splice(0).map((client) => client.$disconnect()));
+  await Promise.all(databases.splice(0).map((name) => dropDatabase(name)));
+}
+
+/** A category with pets in stock (`null`: no inventory entry), written straight to the database. */
+export async function arrangePets(prisma: PrismaClient, ...quantities: Array<number | null>) {
+  const category = await prisma.category.create({ data: { name: `ops-${randomBytes(4).toString('hex')}` } });
+  const pets: Array<{ id: string; name: string }> = [];
+  for (const quantity of quantities) {
+    const pet = await prisma.pet.create({
+      data: { name: `pet-${randomBytes(4).toString('hex')}`, categoryId: category.id },
+    });
+    if (quantity !== null) {
+      await prisma.inventoryItem.create({ data: { petId: pet.id, quantity, status: 'available' } });
+    }
+    pets.push({ id: pet.id.toString(), name: pet.name });
+  }
+  return { category: { id: category.id.toString(), name: category.name }, pets };
+}
