@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { PrismaClient } from '../db.js';
 import { conflict, DomainError, notFound } from '../errors.js';
-import type { Prisma } from '../generated/prisma/client.js';
+import type { InventoryItem, Order, Prisma } from '../generated/prisma/client.js';
 import type { PetStatus } from '../generated/prisma/enums.js';
-import type { Loading } from './catalog.js';
+import { type Loading, loadsRelation } from './catalog.js';
 import { lockPet, type Tx } from './locks.js';
 import {
   type DomainEvent,
@@ -28,6 +28,17 @@ async function lockStock(tx: Tx, petId: bigint): Promise<{ quantity: number } | 
   const rows = await tx.$queryRaw<{ quantity: number }[]>`
     SELECT quantity FROM inventory_items WHERE pet_id = ${petId} FOR UPDATE`;
   return rows[0];
+}
+
+/**
+ * The order with the relations in `loading`, read in the transaction. A
+ * `select` from GraphQL holds every column its fields read; the row is typed
+ * as the whole model.
+ */
+async function readOrder(tx: Tx, id: bigint, loading: Loading<Prisma.OrderInclude, Prisma.OrderSelect>) {
+  return loading.select
+    ? ((await tx.order.findUniqueOrThrow({ select: loading.select, where: { id } })) as Order)
+    : tx.order.findUniqueOrThrow({ include: loading.include, where: { id } });
 }
 
 /**
@@ -77,7 +88,7 @@ export async function updateInventory(
   events: EventPublisher,
   petId: bigint,
   input: { quantity: number },
-  loading: Loading<Prisma.InventoryItemInclude> = {},
+  loading: Loading<Prisma.InventoryItemInclude, Prisma.InventoryItemSelect> = {},
 ) {
   const { quantity } = validate(inventoryUpdate, input);
   return transactionWithEvents(db, events, async (tx, record) => {
@@ -90,7 +101,9 @@ export async function updateInventory(
       update: { quantity },
     });
     await refreshStatus(tx, record, petId, quantity);
-    return tx.inventoryItem.findUniqueOrThrow({ include: loading.include, where: { petId } });
+    return loading.select
+      ? ((await tx.inventoryItem.findUniqueOrThrow({ select: loading.select, where: { petId } })) as InventoryItem)
+      : tx.inventoryItem.findUniqueOrThrow({ include: loading.include, where: { petId } });
   });
 }
 
@@ -115,7 +128,7 @@ export async function placeOrder(
   db: PrismaClient,
   events: EventPublisher,
   input: OrderInput,
-  loading: Loading<Prisma.OrderInclude> = {},
+  loading: Loading<Prisma.OrderInclude, Prisma.OrderSelect> = {},
 ) {
   const { petId, quantity, shipDate } = validate(newOrder, input);
   return transactionWithEvents(db, events, async (tx, record) => {
@@ -132,7 +145,7 @@ export async function placeOrder(
     const order = await tx.order.create({ data: { petId, quantity, shipDate: shipDate ?? null } });
     record(orderChanged('placed', order));
     await refreshStatus(tx, record, petId, stock.quantity - quantity);
-    return loading.include ? tx.order.findUniqueOrThrow({ include: loading.include, where: { id: order.id } }) : order;
+    return loadsRelation(loading, 'pet') ? readOrder(tx, order.id, loading) : order;
   });
 }
 
@@ -144,7 +157,7 @@ export async function completeOrder(
   db: PrismaClient,
   events: EventPublisher,
   id: bigint,
-  loading: Loading<Prisma.OrderInclude> = {},
+  loading: Loading<Prisma.OrderInclude, Prisma.OrderSelect> = {},
   now = new Date(),
 ) {
   return transactionWithEvents(db, events, async (tx, record) => {
@@ -157,7 +170,7 @@ export async function completeOrder(
     });
     record(orderChanged('completed', completed));
     if (stock) await refreshStatus(tx, record, order.petId, stock.quantity);
-    return loading.include ? tx.order.findUniqueOrThrow({ include: loading.include, where: { id } }) : completed;
+    return loadsRelation(loading, 'pet') ? readOrder(tx, id, loading) : completed;
   });
 }
 
@@ -170,7 +183,7 @@ export async function cancelOrder(
   db: PrismaClient,
   events: EventPublisher,
   id: bigint,
-  loading: Loading<Prisma.OrderInclude> = {},
+  loading: Loading<Prisma.OrderInclude, Prisma.OrderSelect> = {},
 ) {
   return transactionWithEvents(db, events, async (tx, record) => {
     const order = await lockOrder(tx, id);
@@ -179,7 +192,7 @@ export async function cancelOrder(
     await tx.order.delete({ where: { id } });
     record(orderChanged('cancelled', order));
     if (stock) await refreshStatus(tx, record, order.petId, stock.quantity + order.quantity);
-    const pet = loading.include?.pet;
+    const pet = loading.select?.pet ?? loading.include?.pet;
     if (!pet) return order;
     // The order is gone, so its pet is loaded through the pet's own id.
     const loaded = await tx.pet.findUniqueOrThrow({ where: { id: order.petId }, ...(pet === true ? {} : pet) });
