@@ -46,8 +46,11 @@ export function rateLimit(options: RateLimitOptions): MiddlewareHandler {
       return c.json(body, 429);
     }
     await next();
-    c.header('RateLimit-Policy', policy);
-    c.header(
+    // Set on the final response itself: c.header() after the handler would copy the whole
+    // response first (hono re-creates a finalized Response to make its headers writable).
+    const headers = c.res.headers;
+    headers.set('RateLimit-Policy', policy);
+    headers.set(
       'RateLimit',
       `limit=${options.points}, remaining=${state.remainingPoints}, reset=${Math.ceil(state.msBeforeNext / 1000)}`,
     );
