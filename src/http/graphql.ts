@@ -1,5 +1,4 @@
 import { MapperKind, mapSchema } from '@graphql-tools/utils';
-import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import {
   type DocumentNode,
@@ -184,7 +183,10 @@ export function createGraphQLHandler(options: GraphQLOptions): YogaServerInstanc
       pubsub: options.events.pubsub,
     }),
     graphiql: options.graphiql ? { title: 'Petstore GraphQL gateway' } : false,
-    renderGraphiQL,
+    // Loaded on the first GraphiQL page only: the package holds GraphiQL's whole bundle as
+    // JavaScript strings (about 30 MB of heap), which a gateway without GraphiQL never needs.
+    renderGraphiQL: async (graphiqlOptions) =>
+      (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(graphiqlOptions),
     // errorCodes() already masked what must be; yoga's own masking would hide our codes.
     maskedErrors: false,
     logging: options.logger,
