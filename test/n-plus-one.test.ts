@@ -76,3 +76,23 @@ describe('no N+1 queries', () => {
     expect(large[0]).toMatch(/LATERAL[\s\S]*LIMIT[\s\S]*LIMIT/);
   });
 });
+
+describe('the write path', () => {
+  it('places an order in six statements: lock the pet, lock its stock, insert, settle the stock (and BEGIN/COMMIT)', async () => {
+    const pet = await gateway.prisma.pet.findFirstOrThrow({ where: { inventory: { isNot: null } } });
+    const place = /* GraphQL */ `
+      mutation Place($petId: ID!) { placeOrder(input: { petId: $petId, quantity: 1 }) { id petId quantity complete } }
+    `;
+    gateway.statements.length = 0;
+    const response = await gateway.graphql(place, { petId: pet.id.toString() });
+    expect(response.errors).toBeUndefined();
+    // Prisma's query log shows the transaction's COMMIT but not its BEGIN.
+    expect(gateway.statements.map((sql) => sql.trim().split(' ')[0])).toEqual([
+      'SELECT',
+      'SELECT',
+      'INSERT',
+      'UPDATE',
+      'COMMIT',
+    ]);
+  });
+});

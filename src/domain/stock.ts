@@ -4,7 +4,7 @@ import { conflict, DomainError, notFound } from '../errors.js';
 import type { InventoryItem, Order, Prisma } from '../generated/prisma/client.js';
 import type { PetStatus } from '../generated/prisma/enums.js';
 import { type Loading, loadsRelation } from './catalog.js';
-import { lockPet, type Tx } from './locks.js';
+import { type LockedPet, lockPet, type Tx } from './locks.js';
 import {
   type DomainEvent,
   type EventPublisher,
@@ -44,35 +44,48 @@ async function readOrder(tx: Tx, id: bigint, loading: Loading<Prisma.OrderInclud
 /**
  * Locks an order and its pet, pet first. The order is looked up before its pet
  * is known, so it is read again under the lock: it may have been cancelled or
- * completed meanwhile.
+ * completed meanwhile. Returns the order and its pet as the lock read it.
  */
 async function lockOrder(tx: Tx, id: bigint) {
   const found = await tx.order.findUnique({ where: { id }, select: { petId: true } });
   if (!found) throw notFound(`Order ${id} does not exist.`);
-  await lockPet(tx, found.petId);
+  const pet = await lockPet(tx, found.petId);
   const rows = await tx.$queryRaw<{ id: bigint }[]>`SELECT id FROM orders WHERE id = ${id} FOR UPDATE`;
-  if (rows.length === 0) throw notFound(`Order ${id} does not exist.`);
-  return tx.order.findUniqueOrThrow({ where: { id } });
+  // The pet goes only with its orders (deletePet locks it first), so a locked order has its pet.
+  if (rows.length === 0 || !pet) throw notFound(`Order ${id} does not exist.`);
+  return { order: await tx.order.findUniqueOrThrow({ where: { id } }), pet };
 }
 
-/** Recomputes the entry's status from its stock and open orders; the pet carries the same status. */
 /**
  * Settles the entry's stock and status and gives the pet the same status,
  * recording the events that tell subscribers (published after commit).
+ *
+ * `pet` is the pet as this transaction's lock read it: its status is current
+ * (no one else can change it while the lock is held), so it is not read again,
+ * and the pet is written only when its status changes. Whether an open order
+ * exists matters only at zero stock, so only then is it looked up, unless the
+ * caller knows (`hasOpenOrder`).
  */
 async function refreshStatus(
   tx: Tx,
   record: (event: DomainEvent) => void,
-  petId: bigint,
+  pet: LockedPet,
   quantity: number,
+  hasOpenOrder?: boolean,
 ): Promise<PetStatus> {
-  const openOrder = await tx.order.findFirst({ where: { petId, complete: false }, select: { id: true } });
-  const status = stockStatus(quantity, openOrder !== null);
+  const petId = pet.id;
+  const open =
+    quantity > 0
+      ? false
+      : (hasOpenOrder ??
+        (await tx.order.findFirst({ where: { petId, complete: false }, select: { id: true } })) !== null);
+  const status = stockStatus(quantity, open);
   await tx.inventoryItem.update({ where: { petId }, data: { quantity, status } });
-  const previous = await tx.pet.findUniqueOrThrow({ where: { id: petId }, select: { status: true } });
-  const pet = await tx.pet.update({ where: { id: petId }, data: { status } });
   record(inventoryChanged(petId, quantity, status));
-  if (previous.status !== status) record(petStatusChanged(pet, previous.status));
+  if (pet.status !== status) {
+    const updated = await tx.pet.update({ where: { id: petId }, data: { status } });
+    record(petStatusChanged(updated, pet.status));
+  }
   return status;
 }
 
@@ -100,7 +113,7 @@ export async function updateInventory(
       create: { petId, quantity, status: pet.status },
       update: { quantity },
     });
-    await refreshStatus(tx, record, petId, quantity);
+    await refreshStatus(tx, record, pet, quantity);
     return loading.select
       ? ((await tx.inventoryItem.findUniqueOrThrow({ select: loading.select, where: { petId } })) as InventoryItem)
       : tx.inventoryItem.findUniqueOrThrow({ include: loading.include, where: { petId } });
@@ -132,7 +145,8 @@ export async function placeOrder(
 ) {
   const { petId, quantity, shipDate } = validate(newOrder, input);
   return transactionWithEvents(db, events, async (tx, record) => {
-    if (!(await lockPet(tx, petId))) throw notFound(`Pet ${petId} does not exist.`);
+    const pet = await lockPet(tx, petId);
+    if (!pet) throw notFound(`Pet ${petId} does not exist.`);
     const stock = await lockStock(tx, petId);
     if (!stock) throw insufficientStock(`Pet ${petId} has no stock to order.`);
     if (stock.quantity < quantity) {
@@ -144,7 +158,8 @@ export async function placeOrder(
     }
     const order = await tx.order.create({ data: { petId, quantity, shipDate: shipDate ?? null } });
     record(orderChanged('placed', order));
-    await refreshStatus(tx, record, petId, stock.quantity - quantity);
+    // The order just placed is open, so at zero stock the pet is pending.
+    await refreshStatus(tx, record, pet, stock.quantity - quantity, true);
     return loadsRelation(loading, 'pet') ? readOrder(tx, order.id, loading) : order;
   });
 }
@@ -161,7 +176,7 @@ export async function completeOrder(
   now = new Date(),
 ) {
   return transactionWithEvents(db, events, async (tx, record) => {
-    const order = await lockOrder(tx, id);
+    const { order, pet } = await lockOrder(tx, id);
     if (order.complete) throw conflict(`Order ${id} is already complete.`);
     const stock = await lockStock(tx, order.petId);
     const completed = await tx.order.update({
@@ -169,7 +184,7 @@ export async function completeOrder(
       data: { complete: true, shipDate: order.shipDate ?? now },
     });
     record(orderChanged('completed', completed));
-    if (stock) await refreshStatus(tx, record, order.petId, stock.quantity);
+    if (stock) await refreshStatus(tx, record, pet, stock.quantity);
     return loadsRelation(loading, 'pet') ? readOrder(tx, id, loading) : completed;
   });
 }
@@ -186,12 +201,12 @@ export async function cancelOrder(
   loading: Loading<Prisma.OrderInclude, Prisma.OrderSelect> = {},
 ) {
   return transactionWithEvents(db, events, async (tx, record) => {
-    const order = await lockOrder(tx, id);
+    const { order, pet: lockedPet } = await lockOrder(tx, id);
     if (order.complete) throw conflict(`Order ${id} is complete and can no longer be cancelled.`);
     const stock = await lockStock(tx, order.petId);
     await tx.order.delete({ where: { id } });
     record(orderChanged('cancelled', order));
-    if (stock) await refreshStatus(tx, record, order.petId, stock.quantity + order.quantity);
+    if (stock) await refreshStatus(tx, record, lockedPet, stock.quantity + order.quantity);
     const pet = loading.select?.pet ?? loading.include?.pet;
     if (!pet) return order;
     // The order is gone, so its pet is loaded through the pet's own id.
