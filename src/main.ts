@@ -1,3 +1,5 @@
+// First, so that it applies before anything else allocates.
+import './heap.js';
 import type { Server } from 'node:http';
 import net from 'node:net';
 import { serve } from '@hono/node-server';

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import { getConnInfo } from '@hono/node-server/conninfo';
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { cors } from 'hono/cors';
 import type { Redis } from 'ioredis';
 import type { TokenVerifier } from './auth/tokens.js';
@@ -36,6 +37,24 @@ export interface GatewayOptions {
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+/** Answers yoga writes whole (a JSON result); streamed ones (SSE, multipart) are passed on as they are. */
+const WHOLE_ANSWER = /^application\/(graphql-response\+)?json\b/;
+
+/**
+ * Yoga's answer as a hono body: its JSON text, status and headers. A string
+ * body goes out with one write (node-server's fast path, which the headers the
+ * middlewares add after the handler keep), where yoga's own Response object
+ * would be read back through a web stream.
+ */
+async function whole(c: Context, response: Response): Promise<Response> {
+  if (!WHOLE_ANSWER.test(response.headers.get('content-type') ?? '')) return response;
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    headers[name] = value;
+  });
+  return c.body(await response.text(), response.status as ContentfulStatusCode, headers);
+}
 
 /**
  * Composes the gateway. Every request passes the same guards in this order:
@@ -110,9 +129,14 @@ export function createGateway(options: GatewayOptions) {
   );
   app.use(limitDuration(options.limits.requestTimeoutMs));
 
-  app.all('/graphql', (c) =>
-    graphql.fetch(c.req.raw, { requestId: c.get('requestId'), principal: c.get('principal'), trace: c.get('trace') }),
-  );
+  app.all('/graphql', async (c) => {
+    const response = await graphql.fetch(c.req.raw, {
+      requestId: c.get('requestId'),
+      principal: c.get('principal'),
+      trace: c.get('trace'),
+    });
+    return whole(c, response);
+  });
   app.route('/', createRestRouter(options));
 
   app.notFound((c) =>

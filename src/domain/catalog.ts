@@ -31,12 +31,23 @@ export async function updateCategory(db: PrismaClient, id: bigint, input: Catego
 }
 
 /**
- * The relations a caller wants loaded with a row it gets back (GraphQL passes
- * what the operation selects). A deleted row must be read with them before it
+ * What a caller wants loaded with a row it gets back: GraphQL passes what the
+ * operation selects, as Prisma's `select` (columns and relations) or
+ * `include` (relations). A deleted row must be read with them before it
  * goes: afterwards there is nothing left to load them from.
  */
-export interface Loading<Include> {
+export interface Loading<Include, Select = never> {
   include?: Include;
+  select?: Select;
+}
+
+/**
+ * Whether `loading` asks for the relation `name`, which the row a write
+ * returns does not carry: then the row is read again, with `loading`.
+ */
+export function loadsRelation(loading: Loading<object, object>, name: string): boolean {
+  const wanted = loading.select ?? loading.include;
+  return Boolean(wanted && (wanted as Record<string, unknown>)[name]);
 }
 
 /**
@@ -46,12 +57,15 @@ export interface Loading<Include> {
 export async function deleteCategory(
   db: PrismaClient,
   id: bigint,
-  loading: Loading<Prisma.CategoryInclude> = {},
+  loading: Loading<Prisma.CategoryInclude, Prisma.CategorySelect> = {},
 ): Promise<Category> {
   return db.$transaction(async (tx) => {
     // Locked first: a pet being added to it meanwhile is either counted below or finds it gone.
     if (!(await lockCategory(tx, id, 'update'))) throw notFound(`Category ${id} does not exist.`);
-    const category = await tx.category.findUniqueOrThrow({ include: loading.include, where: { id } });
+    // A `select` from GraphQL holds every column its fields read; the row is typed as the whole model.
+    const category = loading.select
+      ? ((await tx.category.findUniqueOrThrow({ select: loading.select, where: { id } })) as Category)
+      : await tx.category.findUniqueOrThrow({ include: loading.include, where: { id } });
     const pets = await tx.pet.count({ where: { categoryId: id } });
     if (pets > 0) {
       throw conflict(`Category ${id} still has ${pets} pet${pets === 1 ? '' : 's'}; move or delete them first.`);
@@ -120,7 +134,11 @@ export async function updatePet(db: PrismaClient, events: EventPublisher, id: bi
  * inventory entry go with it, in the same transaction. Returns the pet as it
  * was, with the relations in `loading`.
  */
-export async function deletePet(db: PrismaClient, id: bigint, loading: Loading<Prisma.PetInclude> = {}): Promise<Pet> {
+export async function deletePet(
+  db: PrismaClient,
+  id: bigint,
+  loading: Loading<Prisma.PetInclude, Prisma.PetSelect> = {},
+): Promise<Pet> {
   return db.$transaction(async (tx) => {
     // Lock the pet so that no order can be placed for it while it is deleted.
     if (!(await lockPet(tx, id, 'update'))) throw notFound(`Pet ${id} does not exist.`);
@@ -130,7 +148,9 @@ export async function deletePet(db: PrismaClient, id: bigint, loading: Loading<P
         `Pet ${id} has ${openOrders} open order${openOrders === 1 ? '' : 's'}; complete or cancel them first.`,
       );
     }
-    const pet = await tx.pet.findUniqueOrThrow({ include: loading.include, where: { id } });
+    const pet = loading.select
+      ? ((await tx.pet.findUniqueOrThrow({ select: loading.select, where: { id } })) as Pet)
+      : await tx.pet.findUniqueOrThrow({ include: loading.include, where: { id } });
     await tx.order.deleteMany({ where: { petId: id } });
     await tx.pet.delete({ where: { id } });
     return pet;

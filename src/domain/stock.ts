@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { PrismaClient } from '../db.js';
 import { conflict, DomainError, notFound } from '../errors.js';
-import type { Prisma } from '../generated/prisma/client.js';
+import type { InventoryItem, Order, Prisma } from '../generated/prisma/client.js';
 import type { PetStatus } from '../generated/prisma/enums.js';
-import type { Loading } from './catalog.js';
-import { lockPet, type Tx } from './locks.js';
+import { type Loading, loadsRelation } from './catalog.js';
+import { type LockedPet, lockPet, type Tx } from './locks.js';
 import {
   type DomainEvent,
   type EventPublisher,
@@ -31,37 +31,61 @@ async function lockStock(tx: Tx, petId: bigint): Promise<{ quantity: number } | 
 }
 
 /**
+ * The order with the relations in `loading`, read in the transaction. A
+ * `select` from GraphQL holds every column its fields read; the row is typed
+ * as the whole model.
+ */
+async function readOrder(tx: Tx, id: bigint, loading: Loading<Prisma.OrderInclude, Prisma.OrderSelect>) {
+  return loading.select
+    ? ((await tx.order.findUniqueOrThrow({ select: loading.select, where: { id } })) as Order)
+    : tx.order.findUniqueOrThrow({ include: loading.include, where: { id } });
+}
+
+/**
  * Locks an order and its pet, pet first. The order is looked up before its pet
  * is known, so it is read again under the lock: it may have been cancelled or
- * completed meanwhile.
+ * completed meanwhile. Returns the order and its pet as the lock read it.
  */
 async function lockOrder(tx: Tx, id: bigint) {
   const found = await tx.order.findUnique({ where: { id }, select: { petId: true } });
   if (!found) throw notFound(`Order ${id} does not exist.`);
-  await lockPet(tx, found.petId);
+  const pet = await lockPet(tx, found.petId);
   const rows = await tx.$queryRaw<{ id: bigint }[]>`SELECT id FROM orders WHERE id = ${id} FOR UPDATE`;
-  if (rows.length === 0) throw notFound(`Order ${id} does not exist.`);
-  return tx.order.findUniqueOrThrow({ where: { id } });
+  // The pet goes only with its orders (deletePet locks it first), so a locked order has its pet.
+  if (rows.length === 0 || !pet) throw notFound(`Order ${id} does not exist.`);
+  return { order: await tx.order.findUniqueOrThrow({ where: { id } }), pet };
 }
 
-/** Recomputes the entry's status from its stock and open orders; the pet carries the same status. */
 /**
  * Settles the entry's stock and status and gives the pet the same status,
  * recording the events that tell subscribers (published after commit).
+ *
+ * `pet` is the pet as this transaction's lock read it: its status is current
+ * (no one else can change it while the lock is held), so it is not read again,
+ * and the pet is written only when its status changes. Whether an open order
+ * exists matters only at zero stock, so only then is it looked up, unless the
+ * caller knows (`hasOpenOrder`).
  */
 async function refreshStatus(
   tx: Tx,
   record: (event: DomainEvent) => void,
-  petId: bigint,
+  pet: LockedPet,
   quantity: number,
+  hasOpenOrder?: boolean,
 ): Promise<PetStatus> {
-  const openOrder = await tx.order.findFirst({ where: { petId, complete: false }, select: { id: true } });
-  const status = stockStatus(quantity, openOrder !== null);
+  const petId = pet.id;
+  const open =
+    quantity > 0
+      ? false
+      : (hasOpenOrder ??
+        (await tx.order.findFirst({ where: { petId, complete: false }, select: { id: true } })) !== null);
+  const status = stockStatus(quantity, open);
   await tx.inventoryItem.update({ where: { petId }, data: { quantity, status } });
-  const previous = await tx.pet.findUniqueOrThrow({ where: { id: petId }, select: { status: true } });
-  const pet = await tx.pet.update({ where: { id: petId }, data: { status } });
   record(inventoryChanged(petId, quantity, status));
-  if (previous.status !== status) record(petStatusChanged(pet, previous.status));
+  if (pet.status !== status) {
+    const updated = await tx.pet.update({ where: { id: petId }, data: { status } });
+    record(petStatusChanged(updated, pet.status));
+  }
   return status;
 }
 
@@ -77,7 +101,7 @@ export async function updateInventory(
   events: EventPublisher,
   petId: bigint,
   input: { quantity: number },
-  loading: Loading<Prisma.InventoryItemInclude> = {},
+  loading: Loading<Prisma.InventoryItemInclude, Prisma.InventoryItemSelect> = {},
 ) {
   const { quantity } = validate(inventoryUpdate, input);
   return transactionWithEvents(db, events, async (tx, record) => {
@@ -89,8 +113,10 @@ export async function updateInventory(
       create: { petId, quantity, status: pet.status },
       update: { quantity },
     });
-    await refreshStatus(tx, record, petId, quantity);
-    return tx.inventoryItem.findUniqueOrThrow({ include: loading.include, where: { petId } });
+    await refreshStatus(tx, record, pet, quantity);
+    return loading.select
+      ? ((await tx.inventoryItem.findUniqueOrThrow({ select: loading.select, where: { petId } })) as InventoryItem)
+      : tx.inventoryItem.findUniqueOrThrow({ include: loading.include, where: { petId } });
   });
 }
 
@@ -115,11 +141,12 @@ export async function placeOrder(
   db: PrismaClient,
   events: EventPublisher,
   input: OrderInput,
-  loading: Loading<Prisma.OrderInclude> = {},
+  loading: Loading<Prisma.OrderInclude, Prisma.OrderSelect> = {},
 ) {
   const { petId, quantity, shipDate } = validate(newOrder, input);
   return transactionWithEvents(db, events, async (tx, record) => {
-    if (!(await lockPet(tx, petId))) throw notFound(`Pet ${petId} does not exist.`);
+    const pet = await lockPet(tx, petId);
+    if (!pet) throw notFound(`Pet ${petId} does not exist.`);
     const stock = await lockStock(tx, petId);
     if (!stock) throw insufficientStock(`Pet ${petId} has no stock to order.`);
     if (stock.quantity < quantity) {
@@ -131,8 +158,9 @@ export async function placeOrder(
     }
     const order = await tx.order.create({ data: { petId, quantity, shipDate: shipDate ?? null } });
     record(orderChanged('placed', order));
-    await refreshStatus(tx, record, petId, stock.quantity - quantity);
-    return loading.include ? tx.order.findUniqueOrThrow({ include: loading.include, where: { id: order.id } }) : order;
+    // The order just placed is open, so at zero stock the pet is pending.
+    await refreshStatus(tx, record, pet, stock.quantity - quantity, true);
+    return loadsRelation(loading, 'pet') ? readOrder(tx, order.id, loading) : order;
   });
 }
 
@@ -144,11 +172,11 @@ export async function completeOrder(
   db: PrismaClient,
   events: EventPublisher,
   id: bigint,
-  loading: Loading<Prisma.OrderInclude> = {},
+  loading: Loading<Prisma.OrderInclude, Prisma.OrderSelect> = {},
   now = new Date(),
 ) {
   return transactionWithEvents(db, events, async (tx, record) => {
-    const order = await lockOrder(tx, id);
+    const { order, pet } = await lockOrder(tx, id);
     if (order.complete) throw conflict(`Order ${id} is already complete.`);
     const stock = await lockStock(tx, order.petId);
     const completed = await tx.order.update({
@@ -156,8 +184,8 @@ export async function completeOrder(
       data: { complete: true, shipDate: order.shipDate ?? now },
     });
     record(orderChanged('completed', completed));
-    if (stock) await refreshStatus(tx, record, order.petId, stock.quantity);
-    return loading.include ? tx.order.findUniqueOrThrow({ include: loading.include, where: { id } }) : completed;
+    if (stock) await refreshStatus(tx, record, pet, stock.quantity);
+    return loadsRelation(loading, 'pet') ? readOrder(tx, id, loading) : completed;
   });
 }
 
@@ -170,16 +198,16 @@ export async function cancelOrder(
   db: PrismaClient,
   events: EventPublisher,
   id: bigint,
-  loading: Loading<Prisma.OrderInclude> = {},
+  loading: Loading<Prisma.OrderInclude, Prisma.OrderSelect> = {},
 ) {
   return transactionWithEvents(db, events, async (tx, record) => {
-    const order = await lockOrder(tx, id);
+    const { order, pet: lockedPet } = await lockOrder(tx, id);
     if (order.complete) throw conflict(`Order ${id} is complete and can no longer be cancelled.`);
     const stock = await lockStock(tx, order.petId);
     await tx.order.delete({ where: { id } });
     record(orderChanged('cancelled', order));
-    if (stock) await refreshStatus(tx, record, order.petId, stock.quantity + order.quantity);
-    const pet = loading.include?.pet;
+    if (stock) await refreshStatus(tx, record, lockedPet, stock.quantity + order.quantity);
+    const pet = loading.select?.pet ?? loading.include?.pet;
     if (!pet) return order;
     // The order is gone, so its pet is loaded through the pet's own id.
     const loaded = await tx.pet.findUniqueOrThrow({ where: { id: order.petId }, ...(pet === true ? {} : pet) });

@@ -1,6 +1,7 @@
 import { MapperKind, mapSchema } from '@graphql-tools/utils';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import {
+  type DocumentNode,
   type ExecutionArgs,
   GraphQLError,
   GraphQLSchema,
@@ -73,26 +74,51 @@ function queryLimits(limits: Limits, introspection: boolean) {
  * deprecated fields per client, so the sunset can be planned from facts.
  */
 function observeOperations(metrics: Metrics): Plugin<GraphQLContext & RequestContext> {
+  // What a document tells, worked out once per document and operation name: yoga's parse
+  // cache hands every request with the same text the same DocumentNode.
+  const seen = new WeakMap<DocumentNode, Map<string, ObservedOperation>>();
+  const observeDocument = (schema: GraphQLSchema, document: DocumentNode, operationName: string | undefined) => {
+    let byName = seen.get(document);
+    if (!byName) {
+      byName = new Map();
+      seen.set(document, byName);
+    }
+    let observed = byName.get(operationName ?? '');
+    if (!observed) {
+      const operation = getOperationAST(document, operationName);
+      const deprecated: string[] = [];
+      const typeInfo = new TypeInfo(schema);
+      visit(
+        document,
+        visitWithTypeInfo(typeInfo, {
+          Field() {
+            const field = typeInfo.getFieldDef();
+            const parent = typeInfo.getParentType();
+            if (field?.deprecationReason && parent) deprecated.push(`${parent.name}.${field.name}`);
+          },
+        }),
+      );
+      observed = { name: operation?.name?.value ?? operation?.operation ?? 'anonymous', deprecated };
+      byName.set(operationName ?? '', observed);
+    }
+    return observed;
+  };
   const observe = ({ args }: { args: ExecutionArgs }) => {
     const context = args.contextValue as GraphQLContext & RequestContext;
-    const operation = getOperationAST(args.document, args.operationName);
-    if (context.trace) context.trace.operation = operation?.name?.value ?? operation?.operation ?? 'anonymous';
+    const observed = observeDocument(args.schema, args.document, args.operationName ?? undefined);
+    if (context.trace) context.trace.operation = observed.name;
+    if (observed.deprecated.length === 0) return;
     const client = context.principal.subject ?? 'anonymous';
-    const typeInfo = new TypeInfo(args.schema);
-    visit(
-      args.document,
-      visitWithTypeInfo(typeInfo, {
-        Field() {
-          const field = typeInfo.getFieldDef();
-          const parent = typeInfo.getParentType();
-          if (field?.deprecationReason && parent) {
-            metrics.deprecatedUse.inc({ target: `${parent.name}.${field.name}`, client });
-          }
-        },
-      }),
-    );
+    for (const target of observed.deprecated) metrics.deprecatedUse.inc({ target, client });
   };
   return { onExecute: observe, onSubscribe: observe };
+}
+
+interface ObservedOperation {
+  /** The operation's name, else its kind, else anonymous. */
+  name: string;
+  /** `Type.field` for each use of a deprecated field, as often as it is used. */
+  deprecated: string[];
 }
 
 const noIntrospection: Plugin = {
@@ -231,6 +257,10 @@ export function createGraphQLHandler(options: GraphQLOptions): YogaServerInstanc
     logging: options.logger,
     landingPage: false,
     batching: { limit: options.limits.maxBatch },
+    // The HTTP layer refuses bodies over the limit before they reach yoga (limitBody in guards.ts),
+    // by Content-Length or by counting a chunked body; yoga's own check would pipe every body
+    // through one more stream.
+    maxRequestBodySize: false,
     plugins: [
       queryLimits(options.limits, options.introspection),
       variablePageCost(options.limits.maxCost),

@@ -48,8 +48,11 @@ export function rateLimit(options: RateLimitOptions): MiddlewareHandler {
       return refusal(c, new DomainError('RATE_LIMITED', `Too many requests; try again in ${retryAfter} s.`));
     }
     await next();
-    c.header('RateLimit-Policy', policy);
-    c.header(
+    // Set on the final response itself: c.header() after the handler would copy the whole
+    // response first (hono re-creates a finalized Response to make its headers writable).
+    const headers = c.res.headers;
+    headers.set('RateLimit-Policy', policy);
+    headers.set(
       'RateLimit',
       `limit=${options.points}, remaining=${state.remainingPoints}, reset=${Math.ceil(state.msBeforeNext / 1000)}`,
     );

@@ -6,14 +6,20 @@ import { checkPageSize, pageSize } from './shared.js';
 
 export const Category = builder.prismaObject('Category', {
   description: 'A kind of animal, such as dogs, cats or rabbits.',
+  // Select mode, as Pet: these columns always, relations only when asked.
+  select: { id: true, name: true, description: true },
   fields: (t) => ({
     id: t.field({
       type: 'ID',
       resolve: (row) => row.id.toString(),
       description: 'Unique identifier (int64, as a string), assigned on creation.',
     }),
-    name: t.exposeString('name', { description: 'The category name, unique in the store.' }),
-    description: t.exposeString('description', { nullable: true, description: 'A short description of the category.' }),
+    name: t.string({ resolve: (row) => row.name, description: 'The category name, unique in the store.' }),
+    description: t.string({
+      nullable: true,
+      resolve: (row) => row.description,
+      description: 'A short description of the category.',
+    }),
     pets: t.relatedConnection('pets', {
       description: 'The pets of this category, by id.',
       cursor: 'id',

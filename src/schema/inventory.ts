@@ -7,15 +7,18 @@ import { checkPageSize, pageSize, stability } from './shared.js';
 
 export const InventoryItem = builder.prismaObject('InventoryItem', {
   description: 'The stock of one pet.',
+  // Select mode, as Pet: these columns always, relations only when asked.
+  select: { petId: true, quantity: true, status: true },
   fields: (t) => ({
     petId: t.field({
       type: 'ID',
       resolve: (row) => row.petId.toString(),
       description: 'The id of the animal this entry tracks.',
     }),
-    quantity: t.exposeInt('quantity', { description: 'Current stock count.' }),
-    status: t.expose('status', {
+    quantity: t.int({ resolve: (row) => row.quantity, description: 'Current stock count.' }),
+    status: t.field({
       type: PetStatus,
+      resolve: (row) => row.status,
       description: 'AVAILABLE while in stock; at zero, PENDING while an order is open, else SOLD.',
     }),
     pet: t.relation('pet', { description: 'The animal this entry tracks.' }),

@@ -6,6 +6,8 @@ import { checkPageSize, pageSize } from './shared.js';
 
 export const Order = builder.prismaObject('Order', {
   description: 'An order for a pet. The spec makes every field optional; here id and petId are always set.',
+  // Select mode, as Pet: these columns always, relations only when asked.
+  select: { id: true, petId: true, quantity: true, shipDate: true, complete: true },
   fields: (t) => ({
     id: t.field({
       type: 'ID',
@@ -17,13 +19,18 @@ export const Order = builder.prismaObject('Order', {
       resolve: (row) => row.petId.toString(),
       description: 'The id of the animal in this order.',
     }),
-    quantity: t.exposeInt('quantity', { nullable: true, description: 'Number of units ordered.' }),
-    shipDate: t.expose('shipDate', {
+    quantity: t.int({ nullable: true, resolve: (row) => row.quantity, description: 'Number of units ordered.' }),
+    shipDate: t.field({
       type: 'DateTime',
       nullable: true,
+      resolve: (row) => row.shipDate,
       description: 'Expected or actual ship date (ISO 8601, UTC).',
     }),
-    complete: t.exposeBoolean('complete', { nullable: true, description: 'Whether the order has been fulfilled.' }),
+    complete: t.boolean({
+      nullable: true,
+      resolve: (row) => row.complete,
+      description: 'Whether the order has been fulfilled.',
+    }),
     pet: t.relation('pet', { description: 'The animal in this order.' }),
   }),
 });

@@ -18,21 +18,25 @@ export const PetStatus = builder.enumType('PetStatus', {
 
 export const Pet = builder.prismaObject('Pet', {
   description: 'An animal in the store. Every pet belongs to a category.',
+  // Select mode: every read takes these columns (never the bookkeeping timestamps), and relations
+  // only when asked. Scalar fields resolve from this row without a per-field selection of their own.
+  select: { id: true, name: true, categoryId: true, status: true },
   fields: (t) => ({
     id: t.field({
       type: 'ID',
       resolve: (row) => row.id.toString(),
       description: 'Unique identifier (int64, as a string), assigned on creation.',
     }),
-    name: t.exposeString('name', { description: "The animal's name." }),
+    name: t.string({ resolve: (row) => row.name, description: "The animal's name." }),
     categoryId: t.field({
       type: 'ID',
       resolve: (row) => row.categoryId.toString(),
       description: 'The id of the category the animal belongs to.',
     }),
-    status: t.expose('status', {
+    status: t.field({
       type: PetStatus,
       nullable: true,
+      resolve: (row) => row.status,
       description:
         "Status of the pet: its inventory entry's status when it has one, otherwise the status it was given.",
     }),
