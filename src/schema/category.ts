@@ -2,7 +2,7 @@ import { scopes } from '../auth/scopes.js';
 import { builder } from '../builder.js';
 import { createCategory, deleteCategory, updateCategory } from '../domain/catalog.js';
 import { parseId } from '../domain/ids.js';
-import { checkPageSize, pageSize } from './shared.js';
+import { checkPageSize, pagedById, pageSize } from './shared.js';
 
 export const Category = builder.prismaObject('Category', {
   description: 'A kind of animal, such as dogs, cats or rabbits.',
@@ -22,14 +22,7 @@ export const Category = builder.prismaObject('Category', {
     }),
     pets: t.relatedConnection('pets', {
       description: 'The pets of this category, by id.',
-      cursor: 'id',
-      defaultSize: pageSize.default,
-      maxSize: pageSize.max,
-      totalCount: true,
-      query: (args) => {
-        checkPageSize(args);
-        return { orderBy: { id: 'asc' } };
-      },
+      ...pagedById,
     }),
   }),
 });

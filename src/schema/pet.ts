@@ -5,7 +5,7 @@ import { parseId } from '../domain/ids.js';
 import { containsText } from '../domain/queries.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { DEFAULT_LEGACY_SUNSET_DATE, refuseAfterSunset } from '../legacy.js';
-import { checkPageSize, pageSize } from './shared.js';
+import { checkPageSize, pagedById, pageSize } from './shared.js';
 
 export const PetStatus = builder.enumType('PetStatus', {
   description: 'Status of a pet and of an inventory entry.',
@@ -45,14 +45,7 @@ export const Pet = builder.prismaObject('Pet', {
     orders: t.relatedConnection('orders', {
       authScopes: { scope: scopes.readOrders },
       description: 'Orders for this pet, oldest first.',
-      cursor: 'id',
-      defaultSize: pageSize.default,
-      maxSize: pageSize.max,
-      totalCount: true,
-      query: (args) => {
-        checkPageSize(args);
-        return { orderBy: { id: 'asc' } };
-      },
+      ...pagedById,
     }),
   }),
 });

@@ -57,3 +57,18 @@ export function stability(level: StabilityLevel, description: string) {
     directives: { stability: { level } },
   } as const;
 }
+
+/**
+ * The paging of a list relation (a category's pets, a pet's orders): by id,
+ * oldest first, 20 to a page unless asked, at most 100, with totalCount.
+ */
+export const pagedById = {
+  cursor: 'id',
+  defaultSize: pageSize.default,
+  maxSize: pageSize.max,
+  totalCount: true,
+  query: (args: PageArgs) => {
+    checkPageSize(args);
+    return { orderBy: { id: 'asc' as const } };
+  },
+} as const;
