@@ -93,6 +93,8 @@ const environmentSchema = z.object({
       error: 'RATE_LIMIT_KEY_PREFIX must be 1 to 64 letters, digits, and . : _ - (e.g. petstore-rate:staging)',
     })
     .default('petstore-rate'),
+  RESPONSE_CACHE_TTL_MS: wholeNumber('RESPONSE_CACHE_TTL_MS', 0, 3_600_000).default(0),
+  RESPONSE_CACHE_MAX_ENTRIES: wholeNumber('RESPONSE_CACHE_MAX_ENTRIES', 1, 1_000_000).default(1_000),
   BODY_LIMIT_BYTES: wholeNumber('BODY_LIMIT_BYTES', 1_024, 10_485_760).default(102_400),
   MAX_DEPTH: wholeNumber('MAX_DEPTH', 1, 100).default(12),
   MAX_ALIASES: wholeNumber('MAX_ALIASES', 1, 1_000).default(20),
@@ -144,6 +146,17 @@ export interface Limits {
   maxBatch: number;
 }
 
+/**
+ * The response cache for anonymous reads. Each instance keeps its own answers;
+ * the write generation that outdates them is shared through Redis when there
+ * is one, under `generationKey`.
+ */
+export interface ResponseCacheSettings {
+  ttlMs: number;
+  maxEntries: number;
+  generationKey: string;
+}
+
 export interface Config {
   nodeEnv: 'development' | 'test' | 'production';
   host: string;
@@ -165,6 +178,8 @@ export interface Config {
   redisUrl: string | undefined;
   /** Put before the name of every event channel, so deployments sharing one Redis do not hear each other. */
   eventsChannelPrefix: string;
+  /** Off (undefined) unless RESPONSE_CACHE_TTL_MS is set above 0. */
+  responseCache: ResponseCacheSettings | undefined;
   introspection: boolean;
   /** Origins allowed to call from a browser; none when empty. */
   corsOrigins: string[];
@@ -239,6 +254,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     redisUrl: settings.REDIS_URL,
     eventsChannelPrefix: settings.EVENTS_CHANNEL_PREFIX,
+    responseCache:
+      settings.RESPONSE_CACHE_TTL_MS > 0
+        ? {
+            ttlMs: settings.RESPONSE_CACHE_TTL_MS,
+            maxEntries: settings.RESPONSE_CACHE_MAX_ENTRIES,
+            generationKey: `${settings.EVENTS_CHANNEL_PREFIX}response-cache-generation`,
+          }
+        : undefined,
     introspection: settings.INTROSPECTION ?? !production,
     shutdownGraceMs: settings.SHUTDOWN_GRACE_MS,
     corsOrigins: (settings.CORS_ORIGINS ?? '')

@@ -70,6 +70,7 @@ const gateway = createGateway({
   verifyToken,
   limits: config.limits,
   redis,
+  responseCache: config.responseCache,
   introspection: config.introspection,
   corsOrigins: config.corsOrigins,
   graphiql: config.graphiql,

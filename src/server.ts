@@ -6,7 +6,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { cors } from 'hono/cors';
 import type { Redis } from 'ioredis';
 import type { TokenVerifier } from './auth/tokens.js';
-import type { Limits } from './config.js';
+import type { Limits, ResponseCacheSettings } from './config.js';
 import type { PrismaClient } from './db.js';
 import type { EventBus } from './events/bus.js';
 import { errorBody } from './errors.js';
@@ -27,8 +27,10 @@ export interface GatewayOptions {
   metrics: Metrics;
   verifyToken: TokenVerifier;
   limits: Limits;
-  /** Shares rate limits between instances when given. */
+  /** Shares rate limits (and the response cache's write generation) between instances when given. */
   redis?: Redis;
+  /** Anonymous reads served from memory until a write or `ttlMs`; off when absent. */
+  responseCache?: ResponseCacheSettings;
   graphiql: boolean;
   introspection: boolean;
   corsOrigins: string[];

@@ -125,5 +125,19 @@ describe('security settings', () => {
     expect(problemsWith({ RATE_LIMIT_KEY_PREFIX: 'has spaces' })).toEqual([
       'RATE_LIMIT_KEY_PREFIX must be 1 to 64 letters, digits, and . : _ - (e.g. petstore-rate:staging)',
     ]);
+    expect(problemsWith({ RESPONSE_CACHE_TTL_MS: '5s', RESPONSE_CACHE_MAX_ENTRIES: '0' })).toEqual([
+      'RESPONSE_CACHE_TTL_MS must be a whole number from 0 to 3600000',
+      'RESPONSE_CACHE_MAX_ENTRIES must be a whole number from 1 to 1000000',
+    ]);
+  });
+
+  it('leave the response cache off unless RESPONSE_CACHE_TTL_MS is above 0', () => {
+    expect(loadConfig({}).responseCache).toBeUndefined();
+    expect(loadConfig({ RESPONSE_CACHE_TTL_MS: '0' }).responseCache).toBeUndefined();
+    expect(loadConfig({ RESPONSE_CACHE_TTL_MS: '5000', EVENTS_CHANNEL_PREFIX: 'shop:' }).responseCache).toEqual({
+      ttlMs: 5000,
+      maxEntries: 1000,
+      generationKey: 'shop:response-cache-generation',
+    });
   });
 });

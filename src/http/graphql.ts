@@ -18,9 +18,10 @@ import {
   type Plugin,
   type YogaServerInstance,
 } from 'graphql-yoga';
+import type { Redis } from 'ioredis';
 import type { Principal } from '../auth/scopes.js';
 import type { GraphQLContext } from '../builder.js';
-import type { Limits } from '../config.js';
+import type { Limits, ResponseCacheSettings } from '../config.js';
 import type { PrismaClient } from '../db.js';
 import { maskedInternalError, toDomainError, toGraphQLError } from '../errors.js';
 import { DEFAULT_LEGACY_SUNSET_DATE, type LegacyAfterSunset } from '../legacy.js';
@@ -32,6 +33,7 @@ import { legacyLookupDeprecation } from '../schema/pet.js';
 import { securedGraphiQL } from './graphiql.js';
 import { finalErrors } from './graphql-errors.js';
 import { variablePageCost } from './query-cost.js';
+import { responseCache } from './response-cache.js';
 
 /** What the HTTP layer hands every GraphQL request. */
 export interface RequestContext {
@@ -51,6 +53,10 @@ export interface GraphQLOptions {
   limits: Limits;
   legacySunsetDate: string;
   legacyAfterSunset: LegacyAfterSunset;
+  /** Anonymous reads served from memory until a write or `ttlMs`; off when absent. */
+  responseCache?: ResponseCacheSettings;
+  /** Shares the response cache's write generation between instances when given. */
+  redis?: Redis;
 }
 
 /**
@@ -274,6 +280,14 @@ export function createGraphQLHandler(options: GraphQLOptions): YogaServerInstanc
       }),
       errorCodes(options.logger, (code) => options.metrics.errors.inc({ code })),
       observeOperations(options.metrics),
+      ...(options.responseCache
+        ? responseCache({
+            ...options.responseCache,
+            redis: options.redis,
+            logger: options.logger,
+            countLookup: (result) => options.metrics.responseCacheLookups.inc({ result }),
+          })
+        : []),
       ...(options.graphiql ? [graphiql.plugin] : []),
     ],
   });

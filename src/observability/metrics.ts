@@ -75,6 +75,12 @@ export function createMetrics(options: MetricsOptions = {}) {
       inc: (labels: { target: string; client: string }) =>
         deprecatedUse.inc({ ...labels, client: client(labels.client) }),
     },
+    responseCacheLookups: new Counter({
+      name: 'petstore_response_cache_lookups_total',
+      help: 'Anonymous GraphQL reads looked up in the response cache, by result (hit or miss).',
+      labelNames: ['result'] as const,
+      registers: [registry],
+    }),
     openSubscriptions: new Gauge({
       name: 'petstore_open_subscriptions',
       help: 'GraphQL subscriptions open right now.',

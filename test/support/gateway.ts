@@ -5,7 +5,7 @@ import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { allScopes } from '../../src/auth/scopes.js';
 import { createTokenVerifier, mintToken, type TokenKeys } from '../../src/auth/tokens.js';
-import { defaultLimits, type Limits } from '../../src/config.js';
+import { defaultLimits, type Limits, type ResponseCacheSettings } from '../../src/config.js';
 import { createPrismaClient, type PrismaClient } from '../../src/db.js';
 import type { LegacyAfterSunset } from '../../src/legacy.js';
 import { createEventBus } from '../../src/events/bus.js';
@@ -57,6 +57,8 @@ export interface GatewayTestOptions {
    * called when the gateway starts (e.g. once a local JWKS server listens).
    */
   tokenKeys?: TokenKeys | (() => TokenKeys);
+  /** Serve anonymous reads from a response cache (off by default, as in production). */
+  responseCache?: ResponseCacheSettings;
 }
 
 /** The HS256 key of every test gateway; tests mint their tokens with it. */
@@ -111,6 +113,7 @@ export function useTestGateway(options: GatewayTestOptions = {}): TestGateway {
       graphiql: options.graphiql ?? true,
       legacySunsetDate: options.legacySunsetDate ?? '2027-06-30',
       legacyAfterSunset: options.legacyAfterSunset ?? 'gone',
+      responseCache: options.responseCache,
     });
     const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
       const listening = serve({ fetch: gatewayParts.app.fetch, hostname: '127.0.0.1', port: 0 }, () =>

@@ -1,0 +1,146 @@
+import { randomUUID } from 'node:crypto';
+import {
+  type Cache,
+  createInMemoryCache,
+  defaultBuildResponseCacheKey,
+  useResponseCache,
+} from '@envelop/response-cache';
+import { getOperationAST } from 'graphql';
+import type { Plugin, YogaInitialContext } from 'graphql-yoga';
+import type { Redis } from 'ioredis';
+import type { GraphQLContext } from '../builder.js';
+import type { Logger } from '../logger.js';
+import type { RequestContext } from './graphql.js';
+
+export interface ResponseCacheOptions {
+  /** How long an answer may be served from the cache; it is dropped sooner by any write. */
+  ttlMs: number;
+  /** Answers kept per instance, least recently used dropped first. */
+  maxEntries: number;
+  /**
+   * With Redis, the write generation lives there (under `generationKey`), so a
+   * write through one instance is seen by the caches of all of them.
+   */
+  redis?: Redis;
+  generationKey: string;
+  logger: Pick<Logger, 'warn'>;
+  /** Counts lookups by outcome (`hit` or `miss`). */
+  countLookup?: (result: 'hit' | 'miss') => void;
+}
+
+/**
+ * Which writes an answer has seen. Every cache key holds the generation read
+ * when its request began, and every mutation moves the generation on before
+ * its answer is sent; so once a write has answered, no request can find an
+ * answer computed before it. This holds for answers that name no entity at
+ * all (an empty list, a bare totalCount), which invalidation by the entities
+ * a mutation returns would miss, and for a read that started before the write
+ * and stores its answer after it: that answer sits under the old generation,
+ * where nobody looks any more.
+ */
+interface WriteGeneration {
+  current(): Promise<string> | string;
+  advance(): Promise<void> | void;
+}
+
+/** How long a generation read from Redis may take before the request goes uncached. */
+const REDIS_GENERATION_TIMEOUT_MS = 200;
+
+function writeGeneration(options: ResponseCacheOptions): WriteGeneration {
+  // Moved by this instance's own writes: even when Redis cannot be told about a
+  // write, this instance never serves an answer from before it.
+  let local = 0;
+  const { redis, generationKey, logger } = options;
+  if (!redis) {
+    return {
+      current: () => String(local),
+      advance: () => {
+        local += 1;
+      },
+    };
+  }
+  const withTimeout = <T>(command: Promise<T>) =>
+    Promise.race([
+      command,
+      new Promise<never>((_, reject) => {
+        setTimeout(() => reject(new Error('Redis did not answer in time')), REDIS_GENERATION_TIMEOUT_MS).unref();
+      }),
+    ]);
+  return {
+    async current() {
+      try {
+        return `${(await withTimeout(redis.get(generationKey))) ?? 0}.${local}`;
+      } catch (error) {
+        // Without the shared generation nobody can tell what is current: a key of its
+        // own makes this request a miss (and its answer one nobody will find).
+        logger.warn({ err: error }, 'Redis unreachable; answering without the response cache');
+        return `unknown:${randomUUID()}`;
+      }
+    },
+    async advance() {
+      local += 1;
+      try {
+        await withTimeout(redis.incr(generationKey));
+      } catch (error) {
+        logger.warn(
+          { err: error },
+          'Redis unreachable; other instances may serve cached answers from before this write until they expire',
+        );
+      }
+    },
+  };
+}
+
+function isMutation(args: { document: Parameters<typeof getOperationAST>[0]; operationName?: string | null }) {
+  return getOperationAST(args.document, args.operationName)?.operation === 'mutation';
+}
+
+/**
+ * A response cache (@envelop/response-cache) for anonymous reads: the public
+ * catalogue and stock. Requests with a token are never cached nor served from
+ * the cache, so what depends on the caller's scopes is never shared. Answers
+ * with errors are not kept.
+ *
+ * It sits in the execution phase, after parsing, validation and the query
+ * limits, so a cached answer is only given to a request that would be allowed
+ * to run, and the operation is still named and counted for the metrics.
+ */
+export function responseCache(options: ResponseCacheOptions): Plugin<GraphQLContext & RequestContext>[] {
+  const generation = writeGeneration(options);
+  const answers = createInMemoryCache({ max: options.maxEntries });
+  const counted: Cache = options.countLookup
+    ? {
+        get(key) {
+          const answer = answers.get(key) as Awaited<ReturnType<Cache['get']>>;
+          options.countLookup?.(answer ? 'hit' : 'miss');
+          return answer;
+        },
+        set: (...args) => answers.set(...args),
+        invalidate: (entities) => answers.invalidate(entities),
+      }
+    : answers;
+  const isAnonymous = (context: GraphQLContext) => context.principal.subject === undefined;
+  return [
+    useResponseCache<YogaInitialContext & GraphQLContext & RequestContext>({
+      cache: counted,
+      ttl: options.ttlMs,
+      enabled: isAnonymous,
+      session: () => null,
+      // Writes move the generation instead (below): entity invalidation cannot see lists a
+      // new pet joins, nor answers without entities.
+      invalidateViaMutation: false,
+      buildResponseCacheKey: async (params) =>
+        defaultBuildResponseCacheKey({ ...params, sessionId: `generation:${await generation.current()}` }),
+      // Hit or miss is not the client's business; the metric tells operators.
+      includeExtensionMetadata: false,
+    }),
+    {
+      onExecute({ args }) {
+        if (!isMutation(args)) return;
+        // Every mutation, even one refused: a write that committed and then failed to
+        // answer must not leave answers from before it in the cache.
+        return { onExecuteDone: () => generation.advance() };
+      },
+    },
+  ];
+}
