@@ -14,7 +14,7 @@
  *  6. Writes bench/results/latest.json and latest.md, prints the table, stops both servers and
  *     drops the database (also on failure or Ctrl-C).
  *
- * Settings (environment): BENCH_DURATION (s per cell, 10), BENCH_WARMUP (s per variant, 5),
+ * Settings (environment): BENCH_DURATION (s per cell, 8), BENCH_WARMUP (s per variant, 5),
  * BENCH_CONCURRENCY (1,10,50), BENCH_COUNT_REQUESTS (20), BENCH_ONLY (operation ids, e.g. 1,2),
  * BENCH_DATABASE_URL, BENCH_AUTH_TOKEN (the bearer token for orders and placeOrder; by default the bench
  * configures the gateway with a JWT key of its own and signs one), BENCH_SKIP_BUILD=1,
@@ -42,7 +42,13 @@ import {
   placeOrderFunction,
   withClient,
 } from './lib/data.js';
-import { type Operation, operations, postGraphileFields, type Target, type Variant } from './lib/operations.js';
+import {
+  benchResponseCacheTtlMs,
+  type Operation,
+  operations,
+  postGraphileFields,
+  type Variant,
+} from './lib/operations.js';
 import { PgWireCounter } from './lib/pg-wire-counter.js';
 import {
   BackendCpu,
@@ -69,7 +75,7 @@ const numberSetting = (name: string, fallback: number) => {
   return value;
 };
 const settings = {
-  durationS: numberSetting('BENCH_DURATION', 10),
+  durationS: numberSetting('BENCH_DURATION', 8),
   warmupS: numberSetting('BENCH_WARMUP', 5),
   concurrency: (process.env.BENCH_CONCURRENCY ?? '1,10,50').split(',').map((c) => Number.parseInt(c, 10)),
   countRequests: numberSetting('BENCH_COUNT_REQUESTS', 20),
@@ -193,7 +199,12 @@ function gatewayEnvironment(): NodeJS.ProcessEnv {
   };
 }
 
-async function startGateway(url: string, name: string, nodeArgs: string[] = []): Promise<ServerProcess> {
+async function startGateway(
+  url: string,
+  name: string,
+  nodeArgs: string[] = [],
+  settings: Record<string, string> = {},
+): Promise<ServerProcess> {
   const port = await freePort();
   return startServer({
     name,
@@ -209,10 +220,34 @@ async function startGateway(url: string, name: string, nodeArgs: string[] = []):
       DATABASE_URL: url,
       DATABASE_POOL_SIZE: String(poolSize),
       MIGRATE_ON_START: 'false',
+      ...settings,
     },
     url: `http://127.0.0.1:${port}`,
     logFile: path.join(resultsDir, `${name}.log.tmp`),
   });
+}
+
+/** The servers of one pass: the gateway, the gateway with its response cache on, PostGraphile. */
+type Servers = Record<'gateway' | 'cachedGateway' | 'postgraphile', ServerProcess>;
+const serverFor = (servers: Servers, variant: Variant) =>
+  variant.responseCache ? servers.cachedGateway : servers[variant.target];
+
+async function startServers(url: string, suffix: string, gatewayArgs: string[] = []): Promise<Servers> {
+  return {
+    gateway: await startGateway(url, `gateway${suffix}`, gatewayArgs),
+    cachedGateway: await startGateway(url, `gateway-cached${suffix}`, gatewayArgs, {
+      RESPONSE_CACHE_TTL_MS: String(benchResponseCacheTtlMs),
+    }),
+    postgraphile: await startPostGraphile(url, `postgraphile${suffix}`),
+  };
+}
+
+/** Response-cache lookups so far (petstore_response_cache_lookups_total), from the gateway's /metrics. */
+async function cacheLookups(server: ServerProcess) {
+  const text = await (await fetch(`${server.url}/metrics`)).text();
+  const count = (result: string) =>
+    Number(new RegExp(`^petstore_response_cache_lookups_total\\{result="${result}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
+  return { hits: count('hit'), misses: count('miss') };
 }
 
 async function startPostGraphile(url: string, name: string): Promise<ServerProcess> {
@@ -297,11 +332,8 @@ async function countingPass(
   const proxied = new URL(url);
   proxied.hostname = '127.0.0.1';
   proxied.port = String(proxyPort);
-  log(`counting pass: both servers through the wire counter on 127.0.0.1:${proxyPort}`);
-  const servers: Record<Target, ServerProcess> = {
-    gateway: await startGateway(proxied.toString(), 'gateway-counting'),
-    postgraphile: await startPostGraphile(proxied.toString(), 'postgraphile-counting'),
-  };
+  log(`counting pass: the servers through the wire counter on 127.0.0.1:${proxyPort}`);
+  const servers = await startServers(proxied.toString(), '-counting');
 
   const missing = await checkPostGraphileSchema(servers.postgraphile);
   const placeOrderFields = new Set(['Mutation.benchPlaceOrder', 'BenchPlaceOrderPayload.result']);
@@ -322,7 +354,7 @@ async function countingPass(
       Object.assign(result, { available: false, reason: `PostGraphile's schema lacks ${missing.join(', ')}` });
       continue;
     }
-    const server = servers[variant.target];
+    const server = serverFor(servers, variant);
     const first = await send(server, variant, true);
     const graphqlErrors = (first.json as { errors?: unknown } | undefined)?.errors;
     result.sample = { status: first.status, bytes: Buffer.byteLength(first.text), ...(graphqlErrors ? { graphqlErrors } : {}) };
@@ -363,8 +395,7 @@ async function countingPass(
   }
   if (counter.opaqueConnections) warnings.push('Some database connections were encrypted; their statements were not counted.');
 
-  await servers.gateway.stop();
-  await servers.postgraphile.stop();
+  for (const server of Object.values(servers)) await server.stop();
   await counter.close();
   counter = undefined;
 }
@@ -412,6 +443,7 @@ async function drive(server: ServerProcess, variant: Variant, connections: numbe
 }
 
 async function cell(server: ServerProcess, variant: Variant, connections: number, backend: BackendCpu): Promise<CellResult> {
+  const lookupsBefore = variant.responseCache ? await cacheLookups(server) : undefined;
   const cpuBefore = cpuMs(server.pid);
   const machineBefore = machineCpu();
   const selfBefore = process.cpuUsage();
@@ -421,6 +453,9 @@ async function cell(server: ServerProcess, variant: Variant, connections: number
   const result = await drive(server, variant, connections, settings.durationS);
   clearInterval(sampler);
   const postgresMs = backend.available ? backend.elapsed() : null;
+  const lookupsAfter = lookupsBefore ? await cacheLookups(server) : undefined;
+  const hits = lookupsBefore && lookupsAfter ? lookupsAfter.hits - lookupsBefore.hits : 0;
+  const misses = lookupsBefore && lookupsAfter ? lookupsAfter.misses - lookupsBefore.misses : 0;
   const cpuAfter = cpuMs(server.pid);
   const machineAfter = machineCpu();
   const self = process.cpuUsage(selfBefore);
@@ -460,6 +495,7 @@ async function cell(server: ServerProcess, variant: Variant, connections: number
       (100 * (machineAfter.busy - machineBefore.busy)) / Math.max(1, machineAfter.total - machineBefore.total),
     loadGeneratorCpuPercent: (100 * loadGeneratorMs) / (wallMs * os.availableParallelism()),
     otherProcessesCpuPercent: (100 * Math.max(0, otherMs)) / (wallMs * os.availableParallelism()),
+    ...(lookupsBefore ? { responseCache: { hits, misses } } : {}),
     serverRssMb: memory?.rss ?? null,
     serverPeakRssMbSoFar: memory?.peakRss ?? null,
   };
@@ -547,14 +583,12 @@ async function main() {
     };
   });
 
-  log('load pass: starting both servers straight on PostgreSQL');
-  const servers: Record<Target, ServerProcess> = {
-    gateway: await startGateway(url, 'gateway', gatewayNodeArgs),
-    postgraphile: await startPostGraphile(url, 'postgraphile'),
-  };
+  log('load pass: starting the servers straight on PostgreSQL');
+  const servers = await startServers(url, '', gatewayNodeArgs);
   await sleep(1000);
   const rssAtStartMb = {
     gateway: memoryMb(servers.gateway.pid)?.rss ?? null,
+    cachedGateway: memoryMb(servers.cachedGateway.pid)?.rss ?? null,
     postgraphile: memoryMb(servers.postgraphile.pid)?.rss ?? null,
   };
   const backend = new BackendCpu(databaseName);
@@ -564,11 +598,11 @@ async function main() {
     const measured = group.filter((variant) => variantResults[variant.key]?.available);
     for (const variant of measured) {
       log(`warm-up ${variant.key} (${settings.warmupS} s at c=${mid})`);
-      await drive(servers[variant.target], variant, mid, settings.warmupS);
+      await drive(serverFor(servers, variant), variant, mid, settings.warmupS);
     }
     for (const c of settings.concurrency) {
       for (const variant of measured) {
-        const result = await cell(servers[variant.target], variant, c, backend);
+        const result = await cell(serverFor(servers, variant), variant, c, backend);
         cells.push(result);
         const errors = result.errors + result.non2xx + result.graphqlErrors;
         log(
@@ -581,6 +615,7 @@ async function main() {
   }
   const peakRssMb = {
     gateway: memoryMb(servers.gateway.pid)?.peakRss ?? null,
+    cachedGateway: memoryMb(servers.cachedGateway.pid)?.peakRss ?? null,
     postgraphile: memoryMb(servers.postgraphile.pid)?.peakRss ?? null,
   };
   for (const server of Object.values(servers)) {

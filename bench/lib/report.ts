@@ -38,6 +38,8 @@ export interface CellResult {
   loadGeneratorCpuPercent: number;
   /** Everything else on the machine (neither server, its PostgreSQL backends, nor autocannon), share of all CPUs. */
   otherProcessesCpuPercent: number;
+  /** Lookups in the gateway's response cache during the cell (variants sent to the cached gateway). */
+  responseCache?: { hits: number; misses: number };
   serverRssMb: number | null;
   serverPeakRssMbSoFar: number | null;
 }
@@ -74,10 +76,17 @@ export interface BenchResults {
   operations: OperationResult[];
   variants: Record<string, VariantResult>;
   cells: CellResult[];
-  peakRssMb: { gateway: number | null; postgraphile: number | null };
+  peakRssMb: ServerMemory;
   /** Resident set a second after start-up, before any load. */
-  rssAtStartMb: { gateway: number | null; postgraphile: number | null };
+  rssAtStartMb: ServerMemory;
   warnings: string[];
+}
+
+export interface ServerMemory {
+  gateway: number | null;
+  /** The gateway started with its response cache on (absent in results from before it). */
+  cachedGateway?: number | null;
+  postgraphile: number | null;
 }
 
 const fmt = (value: number | null | undefined, digits = 0) =>
@@ -204,6 +213,11 @@ export function renderMarkdown(results: BenchResults): string {
   lines.push(
     `| Gateway (Node ${software.gatewayNode}) | ${fmt(results.rssAtStartMb.gateway)} MB | ${fmt(results.peakRssMb.gateway)} MB |`,
   );
+  if (results.peakRssMb.cachedGateway !== undefined) {
+    lines.push(
+      `| Gateway, response cache on (Node ${software.gatewayNode}) | ${fmt(results.rssAtStartMb.cachedGateway)} MB | ${fmt(results.peakRssMb.cachedGateway)} MB |`,
+    );
+  }
   lines.push(
     `| PostGraphile (Node ${software.postgraphileNode}) | ${fmt(results.rssAtStartMb.postgraphile)} MB | ${fmt(results.peakRssMb.postgraphile)} MB |`,
   );
@@ -214,6 +228,14 @@ export function renderMarkdown(results: BenchResults): string {
   lines.push(`- SQL counting: ${results.counting.method} pg_stat_statements: ${results.counting.pgStatStatements}.`);
   for (const operation of results.operations) {
     if (operation.note) lines.push(`- ${operation.id}: ${operation.note}.`);
+  }
+  const cached = results.cells.filter((c) => c.responseCache);
+  if (cached.length) {
+    const shares = cached.map((c) => {
+      const { hits, misses } = c.responseCache ?? { hits: 0, misses: 0 };
+      return `${c.variant} c=${c.concurrency} ${fmt((100 * hits) / Math.max(1, hits + misses), 1)}%`;
+    });
+    lines.push(`- Response cache hits, as a share of its lookups in each cell: ${shares.join(', ')}.`);
   }
   for (const variant of Object.values(results.variants)) {
     if (!variant.available) lines.push(`- n/a: ${variant.label} (${variant.target}): ${variant.reason}.`);
