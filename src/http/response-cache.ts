@@ -1,10 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import {
-  type Cache,
-  createInMemoryCache,
-  defaultBuildResponseCacheKey,
-  useResponseCache,
-} from '@envelop/response-cache';
+import { createHash, randomUUID } from 'node:crypto';
+import { type BuildResponseCacheKeyFunction, type Cache, createInMemoryCache, useResponseCache } from '@envelop/response-cache';
 import { getOperationAST } from 'graphql';
 import type { Plugin, YogaInitialContext } from 'graphql-yoga';
 import type { Redis } from 'ioredis';
@@ -91,6 +86,19 @@ function writeGeneration(options: ResponseCacheOptions): WriteGeneration {
   };
 }
 
+/**
+ * The key of one answer: the request and the generation, hashed at once (the
+ * plugin's default hashes through WebCrypto, a round trip through a promise).
+ * Variables are not sorted: the same variables in another order are a miss,
+ * never a wrong answer.
+ */
+function answerKey(generation: string, params: Parameters<BuildResponseCacheKeyFunction>[0]): string {
+  return createHash('sha256')
+    .update(`${generation}\0${params.operationName ?? ''}\0${JSON.stringify(params.variableValues ?? {})}\0`)
+    .update(params.documentString)
+    .digest('base64url');
+}
+
 function isMutation(args: { document: Parameters<typeof getOperationAST>[0]; operationName?: string | null }) {
   return getOperationAST(args.document, args.operationName)?.operation === 'mutation';
 }
@@ -129,8 +137,12 @@ export function responseCache(options: ResponseCacheOptions): Plugin<GraphQLCont
       // Writes move the generation instead (below): entity invalidation cannot see lists a
       // new pet joins, nor answers without entities.
       invalidateViaMutation: false,
-      buildResponseCacheKey: async (params) =>
-        defaultBuildResponseCacheKey({ ...params, sessionId: `generation:${await generation.current()}` }),
+      buildResponseCacheKey: (params) => {
+        const current = generation.current();
+        return typeof current === 'string' ? answerKey(current, params) : current.then((g) => answerKey(g, params));
+      },
+      // The plugin's default also writes a console line for every answer with errors.
+      shouldCacheResult: ({ result }) => !result.errors?.length,
       // Hit or miss is not the client's business; the metric tells operators.
       includeExtensionMetadata: false,
     }),
