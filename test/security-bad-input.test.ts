@@ -230,11 +230,28 @@ describe('values no write accepts', () => {
     }
   });
 
-  it.fails('KNOWN BUG: an id sent as a JSON number above 2^53 is rounded to another id, not refused', async () => {
-    // JSON.parse makes 9007199254740993 into 9007199254740992 before GraphQL's ID scalar turns it into
-    // text; a custom ID scalar (src/builder.ts) refusing unsafe integers would make this VALIDATION_FAILED.
-    const answer = await post('{"query":"query ($id: ID!) { pet(id: $id) { id } }","variables":{"id":9007199254740993}}');
-    expectDocumentedError(answer, 'VALIDATION_FAILED');
+  it('an id sent as a JSON number above 2^53 is refused, not rounded to another id', async () => {
+    // JSON.parse makes 9007199254740993 into 9007199254740992 before GraphQL sees it; the variables are
+    // checked by their declared types (src/http/rounded-ids.ts) instead of looking up pet 9007199254740992.
+    const ordersBefore = await gateway.prisma.order.count();
+    for (const [body, field] of [
+      ['{"query":"query ($id: ID!) { pet(id: $id) { id } }","variables":{"id":9007199254740993}}', 'id'],
+      [
+        '{"query":"mutation ($o: PlaceOrderInput!) { placeOrder(input: $o) { id } }","variables":{"o":{"petId":9007199254740993,"quantity":1}}}',
+        'petId',
+      ],
+    ] as const) {
+      const answer = await post(body);
+      expectDocumentedError(answer, 'VALIDATION_FAILED');
+      expect(answer.body.errors![0]!.extensions?.field).toBe(field);
+      expect(answer.body.errors![0]!.message).toContain('send it as a string');
+    }
+    expect(await gateway.prisma.order.count()).toBe(ordersBefore);
+    // The same ids as strings, or small ones as numbers, are fine.
+    const exact = await post('{"query":"query ($id: ID!) { pet(id: $id) { id } }","variables":{"id":"9007199254740993"}}');
+    expect(exact.body).toMatchObject({ data: { pet: null } });
+    const small = await post(`{"query":"query ($id: ID!) { pet(id: $id) { id } }","variables":{"id":${rex}}}`);
+    expect(small.body).toMatchObject({ data: { pet: { id: String(rex) } } });
   });
 
   it.each([

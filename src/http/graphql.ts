@@ -34,6 +34,7 @@ import { securedGraphiQL } from './graphiql.js';
 import { finalErrors } from './graphql-errors.js';
 import { variablePageCost } from './query-cost.js';
 import { responseCache } from './response-cache.js';
+import { refuseRoundedIds } from './rounded-ids.js';
 
 /** What the HTTP layer hands every GraphQL request. */
 export interface RequestContext {
@@ -270,6 +271,7 @@ export function createGraphQLHandler(options: GraphQLOptions): YogaServerInstanc
     plugins: [
       queryLimits(options.limits, options.introspection),
       variablePageCost(options.limits.maxCost),
+      refuseRoundedIds(),
       ...(options.introspection ? [] : [noIntrospection]),
       // Before errorCodes: it gives yoga's own refusals our codes (and counts them), so that
       // errorCodes' count of errors without a status of ours finds none left to count.
