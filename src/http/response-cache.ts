@@ -127,7 +127,8 @@ export function responseCache(options: ResponseCacheOptions): Plugin<GraphQLCont
         invalidate: (entities) => answers.invalidate(entities),
       }
     : answers;
-  const isAnonymous = (context: GraphQLContext) => context.principal.subject === undefined;
+  // No subject and no scope: what such a caller sees is what every anonymous caller sees.
+  const isAnonymous = ({ principal }: GraphQLContext) => principal.subject === undefined && principal.scopes.size === 0;
   return [
     useResponseCache<YogaInitialContext & GraphQLContext & RequestContext>({
       cache: counted,
