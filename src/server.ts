@@ -11,7 +11,7 @@ import type { PrismaClient } from './db.js';
 import type { EventBus } from './events/bus.js';
 import { errorBody } from './errors.js';
 import { createGraphQLHandler } from './http/graphql.js';
-import { authenticate, type GuardedEnv, limitBody, limitDuration } from './http/guards.js';
+import { type AuthenticatedEnv, authenticate, limitBody, limitDuration, refuseInvalidTokens } from './http/guards.js';
 import { rateLimit } from './http/rate-limit.js';
 import { createRestRouter } from './http/rest.js';
 import { serveGraphQLOverWebSocket } from './http/websocket.js';
@@ -60,14 +60,15 @@ async function whole(c: Context, response: Response): Promise<Response> {
 
 /**
  * Composes the gateway. Every request passes the same guards in this order:
- * request id, CORS, body size, authentication, rate limit, time limit; then
+ * request id, CORS, body size, authentication, rate limit (which also counts
+ * requests whose token is refused), refusal of bad tokens, time limit; then
  * GraphQL at /graphql or the REST compatibility routes, and the spec's Error
  * body for anything else.
  */
 export function createGateway(options: GatewayOptions) {
   const { logger, metrics } = options;
   const graphql = createGraphQLHandler(options);
-  const app = new Hono<GuardedEnv & { Variables: { trace: { operation?: string } } }>();
+  const app = new Hono<AuthenticatedEnv & { Variables: { trace: { operation?: string } } }>();
   let accepting = true;
 
   app.use(async (c, next) => {
@@ -129,6 +130,7 @@ export function createGateway(options: GatewayOptions) {
       },
     }),
   );
+  app.use(refuseInvalidTokens());
   app.use(limitDuration(options.limits.requestTimeoutMs));
 
   app.all('/graphql', async (c) => {

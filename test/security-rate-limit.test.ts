@@ -43,11 +43,15 @@ function expectLimited(answer: Answer<GraphQLAnswer>, graphql = true, limit = LI
 }
 
 /** POST /graphql anonymously from a given local address (any 127.x.y.z reaches the gateway). */
-function fromAddress(localAddress: string, baseUrl: string): Promise<Answer<GraphQLAnswer>> {
+function fromAddress(
+  localAddress: string,
+  baseUrl: string,
+  headers: Record<string, string> = {},
+): Promise<Answer<GraphQLAnswer>> {
   return new Promise((resolve, reject) => {
     const request = httpRequest(
       `${baseUrl}/graphql`,
-      { method: 'POST', localAddress, headers: { 'content-type': 'application/json' } },
+      { method: 'POST', localAddress, headers: { 'content-type': 'application/json', ...headers } },
       (response) => {
         let text = '';
         response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
@@ -89,6 +93,19 @@ describe('the rate limit of one gateway', () => {
     // A token's subject is counted apart from the address it comes from.
     const carol = await testToken(undefined, 'carol');
     expectCounted(await postGraphQL(gateway.baseUrl, typename, bearer(carol)), LIMIT - 1);
+  });
+
+  it('counts requests with a refused token by address, so tokens cannot be guessed faster than the limit', async () => {
+    const forged = { authorization: 'Bearer not.a.token' };
+    for (let used = 1; used <= LIMIT; used++) {
+      const refused = await fromAddress('127.0.0.4', gateway.baseUrl, forged);
+      expectRefusal(refused, 'UNAUTHENTICATED', 401, true);
+      expect(refused.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+      expect(refused.headers.get('ratelimit')).toMatch(new RegExp(`^limit=${LIMIT}, remaining=${LIMIT - used},`));
+    }
+    expectLimited(await fromAddress('127.0.0.4', gateway.baseUrl, forged));
+    // The same address without a token is the same client.
+    expectLimited(await fromAddress('127.0.0.4', gateway.baseUrl));
   });
 
   it('runs nothing for a request over the limit: no statement, no write', async () => {

@@ -54,30 +54,47 @@ export function limitBody(maxBytes: number): MiddlewareHandler {
 
 const BEARER = /^Bearer\s+(\S+)$/i;
 
+/** What the guards leave for the handlers behind them, and for each other. */
+export type AuthenticatedEnv = {
+  Variables: GuardedEnv['Variables'] & {
+    /** Why the request's token was refused; answered by refuseInvalidTokens, after the rate limit. */
+    tokenRefusal?: DomainError;
+  };
+};
+
 /**
  * `Authorization: Bearer <JWT>` → the request's principal. No header is
- * anonymous; a header that is present but wrong (malformed, bad signature,
- * expired) is 401, never anonymous.
+ * anonymous. A header that is present but wrong (malformed, bad signature,
+ * expired) is never anonymous: the refusal is kept for refuseInvalidTokens,
+ * so that the rate limit counts the request (by address) first and nobody can
+ * try tokens faster than the limit allows.
  */
-export function authenticate(verify: TokenVerifier): MiddlewareHandler<GuardedEnv> {
+export function authenticate(verify: TokenVerifier): MiddlewareHandler<AuthenticatedEnv> {
   return async (c, next) => {
     const header = c.req.header('authorization');
-    if (header === undefined) {
-      c.set('principal', anonymous);
-      return next();
-    }
+    c.set('principal', anonymous);
+    if (header === undefined) return next();
     const token = BEARER.exec(header)?.[1];
     try {
       if (!token) throw new DomainError('UNAUTHENTICATED', 'The Authorization header must be "Bearer <token>".');
       c.set('principal', await verify(token));
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
-      // RFC 6750 §3: a token that is missing its way, expired or forged. (UNAVAILABLE, when the
-      // identity provider's keys cannot be fetched, is not the token's fault.)
-      if (error.code === 'UNAUTHENTICATED') c.header('WWW-Authenticate', 'Bearer error="invalid_token"');
-      return refusal(c, error);
+      c.set('tokenRefusal', error);
     }
     return next();
+  };
+}
+
+/** Answers a request whose token authenticate() refused: 401 (or 503 when the keys cannot be fetched). */
+export function refuseInvalidTokens(): MiddlewareHandler<AuthenticatedEnv> {
+  return async (c, next) => {
+    const error = c.get('tokenRefusal');
+    if (!error) return next();
+    // RFC 6750 §3: a token that is missing its way, expired or forged. (UNAVAILABLE, when the
+    // identity provider's keys cannot be fetched, is not the token's fault.)
+    if (error.code === 'UNAUTHENTICATED') c.header('WWW-Authenticate', 'Bearer error="invalid_token"');
+    return refusal(c, error);
   };
 }
 
