@@ -111,6 +111,8 @@ describe('CORS_ORIGINS', () => {
       const answer = await postGraphQL(withCors.baseUrl, { query: '{ __typename }' }, { origin });
       expect(answer.status).toBe(200);
       expect(answer.headers.get('access-control-allow-origin')).toBe(origin);
+      // The answer differs by origin: a shared cache must not give one origin's answer to another.
+      expect(answer.headers.get('vary')).toContain('Origin');
       expect(answer.headers.get('access-control-allow-credentials')).toBeNull();
       expect(answer.headers.get('access-control-expose-headers')?.split(',')).toEqual(
         expect.arrayContaining(['X-Request-Id', 'RateLimit', 'RateLimit-Policy', 'Retry-After']),
