@@ -159,7 +159,8 @@ export function createGateway(options: GatewayOptions) {
     app,
     graphql,
     /** Serves GraphQL over WebSocket on the given HTTP server, on the same path. */
-    serveWebSockets: (server: Server) => serveGraphQLOverWebSocket(server, graphql, options.verifyToken, logger),
+    serveWebSockets: (server: Server) =>
+      serveGraphQLOverWebSocket(server, graphql, options.verifyToken, logger, options.limits.bodyBytes),
     /** From now on /readyz answers 503, so load balancers stop sending traffic. */
     stopAccepting: () => {
       accepting = false;

@@ -315,6 +315,33 @@ describe('subscriptions and the gateway', () => {
     await waitFor(async () => (await openSubscriptions(gateway.baseUrl)) === 0, 'no open subscription');
   });
 
+  it.each(transports.map((transport) => [transport.name, transport] as const))(
+    'over %s, a subscription ends with UNAUTHENTICATED when the token it was opened with expires',
+    async (_name, transport) => {
+      const token = await testToken([], 'short-lived', '2s');
+      const subscription = await transport.subscribe(petStatusSubscription, { token });
+      const expired = await subscription.next(5_000);
+      expect(expired.data ?? null).toBeNull();
+      expect(expired.errors?.[0]?.extensions).toMatchObject({ code: 'UNAUTHENTICATED', status: 401 });
+      expect(await subscription.ended).toEqual({ kind: 'complete' });
+    },
+  );
+
+  it('over WebSocket, an operation sent after the token expired is refused; the connection stays', async () => {
+    const connection = await connectWebSocket(`${gateway.baseUrl}/graphql`, { token: await testToken([], 'brief', '1s') });
+    connections.push(connection);
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const late = connection.subscribe('query { __typename }');
+    const ending = await late.ended;
+    expect(ending.kind).toBe('error');
+    expect(JSON.stringify(ending)).toContain('UNAUTHENTICATED');
+    const closedSoon = await Promise.race([
+      connection.closed.then(() => true),
+      new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 200)),
+    ]);
+    expect(closedSoon).toBe(false);
+  });
+
   it('over WebSocket, a bad token closes the connection; a syntax error fails only its operation', async () => {
     await expect(connectWebSocket(`${gateway.baseUrl}/graphql`, { token: 'not-a-token' })).rejects.toThrow(/4403/);
 

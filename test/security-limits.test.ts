@@ -1,6 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parse } from 'graphql';
+import { WebSocket } from 'ws';
 import { defaultLimits } from '../src/config.js';
 import { operationCost } from '../src/http/query-cost.js';
 import { type TestGateway, testToken, useTestGateway } from './support/gateway.js';
@@ -264,6 +265,21 @@ describe('with limits of our own', () => {
     const within = await postChunked(small.baseUrl, ['{"query":"{ __typename }"', ',"variables":{}}']);
     expect(within.status).toBe(200);
     expect(within.body).toEqual({ data: { __typename: 'Query' } });
+    expect(small.statements).toEqual([]);
+  });
+
+  it('holds WebSocket messages to the same limit: a larger one closes its connection with 1009', async () => {
+    const url = `${small.baseUrl.replace(/^http/, 'ws')}/graphql`;
+    const socket = new WebSocket(url, 'graphql-transport-ws');
+    const closed = new Promise<number>((resolve) => socket.once('close', (code) => resolve(code)));
+    await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+    // Within the limit, the connection is acknowledged as usual.
+    const acknowledged = new Promise<string>((resolve) => socket.once('message', (data) => resolve(String(data))));
+    socket.send(JSON.stringify({ type: 'connection_init', payload: {} }));
+    expect(JSON.parse(await acknowledged)).toEqual({ type: 'connection_ack' });
+    const query = `{ __typename } # ${'x'.repeat(3_000)}`;
+    socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query } }));
+    expect(await closed).toBe(1009);
     expect(small.statements).toEqual([]);
   });
 });

@@ -24,6 +24,8 @@ export function isScope(value: string): value is Scope {
 export interface Principal {
   subject: string | undefined;
   scopes: ReadonlySet<string>;
+  /** When the token stops being valid (ms since the epoch); long subscriptions end then. */
+  expiresAt?: number;
 }
 
 export const anonymous: Principal = { subject: undefined, scopes: new Set() };

@@ -56,7 +56,8 @@ export function createTokenVerifier(keys: TokenKeys): TokenVerifier {
     try {
       const { payload } = await jwtVerify(token, key as Uint8Array, options);
       if (!payload.sub) throw unauthenticated('The token has no subject (sub claim).');
-      return { subject: payload.sub, scopes: scopesOf(payload) };
+      // exp is a required claim, checked by jwtVerify.
+      return { subject: payload.sub, scopes: scopesOf(payload), expiresAt: (payload.exp as number) * 1000 };
     } catch (error) {
       if (error instanceof DomainError) throw error;
       if (error instanceof errors.JWTExpired) throw unauthenticated('The token has expired.');

@@ -35,6 +35,7 @@ import { finalErrors } from './graphql-errors.js';
 import { variablePageCost } from './query-cost.js';
 import { responseCache } from './response-cache.js';
 import { refuseRoundedIds } from './rounded-ids.js';
+import { endSubscriptionsAtTokenExpiry } from './token-expiry.js';
 
 /** What the HTTP layer hands every GraphQL request. */
 export interface RequestContext {
@@ -272,6 +273,7 @@ export function createGraphQLHandler(options: GraphQLOptions): YogaServerInstanc
       queryLimits(options.limits, options.introspection),
       variablePageCost(options.limits.maxCost),
       refuseRoundedIds(),
+      endSubscriptionsAtTokenExpiry(),
       ...(options.introspection ? [] : [noIntrospection]),
       // Before errorCodes: it gives yoga's own refusals our codes (and counts them), so that
       // errorCodes' count of errors without a status of ours finds none left to count.

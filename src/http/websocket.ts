@@ -8,7 +8,7 @@ import { WebSocketServer } from 'ws';
 import { anonymous, type Principal } from '../auth/scopes.js';
 import type { TokenVerifier } from '../auth/tokens.js';
 import type { GraphQLContext } from '../builder.js';
-import { DomainError } from '../errors.js';
+import { DomainError, toGraphQLError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { RequestContext } from './graphql.js';
 
@@ -26,15 +26,17 @@ const CLOSE_HANDSHAKE_MS = 2_000;
  * through the same yoga instance: same schema, plugins, limits and scopes.
  * The token comes in the connection's `authorization` parameter
  * (`{ authorization: "Bearer <jwt>" }`); a bad one closes the socket with
- * 4403 (graphql-ws' Forbidden).
+ * 4403 (graphql-ws' Forbidden). Messages are held to the HTTP body limit.
  */
 export function serveGraphQLOverWebSocket(
   server: Server,
   yoga: YogaServerInstance<RequestContext, GraphQLContext>,
   verifyToken: TokenVerifier,
   logger?: Pick<Logger, 'info'>,
+  /** A larger message closes its connection with 1009, as a larger body gets 413 over HTTP. */
+  maxMessageBytes?: number,
 ) {
-  const sockets = new WebSocketServer({ server, path: yoga.graphqlEndpoint });
+  const sockets = new WebSocketServer({ server, path: yoga.graphqlEndpoint, maxPayload: maxMessageBytes });
   // One request line per WebSocket connection (its upgrade request), written when it closes,
   // as the HTTP requests get theirs: id (taken from X-Request-Id or made), duration, outcome.
   sockets.on('connection', (socket, request) => {
@@ -80,13 +82,19 @@ export function serveGraphQLOverWebSocket(
       execute: (args) => (args.rootValue as Envelope).execute(args),
       subscribe: (args) => (args.rootValue as Envelope).subscribe(args),
       onSubscribe: async (ctx, _id, params) => {
+        const principal = ctx.extra.principal ?? anonymous;
+        if (principal.expiresAt !== undefined && principal.expiresAt <= Date.now()) {
+          // The token this connection was opened with has expired since: as over HTTP, 401 for this operation.
+          const expired = new DomainError('UNAUTHENTICATED', 'The token has expired; connect again with a new one.');
+          return [toGraphQLError(expired)];
+        }
         const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
           ...ctx,
           req: ctx.extra.request,
           socket: ctx.extra.socket,
           params,
           requestId: randomUUID(),
-          principal: ctx.extra.principal ?? anonymous,
+          principal,
         });
         let document: ReturnType<typeof parse>;
         try {
