@@ -12,7 +12,7 @@ import type { EventBus } from './events/bus.js';
 import { errorBody } from './errors.js';
 import { createGraphQLHandler } from './http/graphql.js';
 import { type AuthenticatedEnv, authenticate, limitBody, limitDuration, refuseInvalidTokens } from './http/guards.js';
-import { rateLimit } from './http/rate-limit.js';
+import { createRateLimiter, rateLimitClient } from './http/rate-limit.js';
 import { createRestRouter } from './http/rest.js';
 import { serveGraphQLOverWebSocket } from './http/websocket.js';
 import { checkReadiness } from './observability/health.js';
@@ -68,6 +68,12 @@ async function whole(c: Context, response: Response): Promise<Response> {
 export function createGateway(options: GatewayOptions) {
   const { logger, metrics } = options;
   const graphql = createGraphQLHandler(options);
+  const rateLimiter = createRateLimiter({
+    points: options.limits.rateLimit.requests,
+    windowSeconds: options.limits.rateLimit.windowSeconds,
+    redis: options.redis,
+    keyPrefix: options.limits.rateLimit.keyPrefix,
+  });
   const app = new Hono<AuthenticatedEnv & { Variables: { trace: { operation?: string } } }>();
   let accepting = true;
 
@@ -118,18 +124,7 @@ export function createGateway(options: GatewayOptions) {
   }
   app.use(limitBody(options.limits.bodyBytes));
   app.use(authenticate(options.verifyToken));
-  app.use(
-    rateLimit({
-      points: options.limits.rateLimit.requests,
-      windowSeconds: options.limits.rateLimit.windowSeconds,
-      redis: options.redis,
-      keyPrefix: options.limits.rateLimit.keyPrefix,
-      clientOf: (c) => {
-        const subject = c.get('principal').subject;
-        return subject ? `sub:${subject}` : `ip:${getConnInfo(c).remote.address ?? 'unknown'}`;
-      },
-    }),
-  );
+  app.use(rateLimiter.middleware((c) => rateLimitClient(c.get('principal'), getConnInfo(c).remote.address)));
   app.use(refuseInvalidTokens());
   app.use(limitDuration(options.limits.requestTimeoutMs));
 
@@ -160,7 +155,12 @@ export function createGateway(options: GatewayOptions) {
     graphql,
     /** Serves GraphQL over WebSocket on the given HTTP server, on the same path. */
     serveWebSockets: (server: Server) =>
-      serveGraphQLOverWebSocket(server, graphql, options.verifyToken, logger, options.limits.bodyBytes),
+      serveGraphQLOverWebSocket(server, graphql, {
+        verifyToken: options.verifyToken,
+        logger,
+        maxMessageBytes: options.limits.bodyBytes,
+        refuseOverLimit: (principal, address) => rateLimiter.refusalFor(rateLimitClient(principal, address)),
+      }),
     /** From now on /readyz answers 503, so load balancers stop sending traffic. */
     stopAccepting: () => {
       accepting = false;

@@ -10,6 +10,7 @@ import {
   postGraphQL,
 } from './support/http.js';
 import { restClient } from './support/rest.js';
+import { connectWebSocket } from './support/subscriptions.js';
 
 /**
  * The rate limit in one gateway (in memory): per client, which is the token's
@@ -106,6 +107,23 @@ describe('the rate limit of one gateway', () => {
     expectLimited(await fromAddress('127.0.0.4', gateway.baseUrl, forged));
     // The same address without a token is the same client.
     expectLimited(await fromAddress('127.0.0.4', gateway.baseUrl));
+  });
+
+  it('counts each WebSocket operation as a request, against the same limit as HTTP', async () => {
+    const gina = await testToken(undefined, 'gina');
+    const connection = await connectWebSocket(`${gateway.baseUrl}/graphql`, { token: gina });
+    try {
+      for (let used = 1; used <= LIMIT; used++) {
+        expect(await connection.subscribe('{ __typename }').next()).toEqual({ data: { __typename: 'Query' } });
+      }
+      const over = await connection.subscribe('{ __typename }').ended;
+      expect(over.kind).toBe('error');
+      expect(JSON.stringify(over)).toContain('RATE_LIMITED');
+      // One count: the same client over HTTP is over the limit too.
+      expectLimited(await postGraphQL(gateway.baseUrl, typename, bearer(gina)));
+    } finally {
+      await connection.dispose();
+    }
   });
 
   it('runs nothing for a request over the limit: no statement, no write', async () => {

@@ -26,15 +26,22 @@ const CLOSE_HANDSHAKE_MS = 2_000;
  * through the same yoga instance: same schema, plugins, limits and scopes.
  * The token comes in the connection's `authorization` parameter
  * (`{ authorization: "Bearer <jwt>" }`); a bad one closes the socket with
- * 4403 (graphql-ws' Forbidden). Messages are held to the HTTP body limit.
+ * 4403 (graphql-ws' Forbidden). Messages are held to the HTTP body limit,
+ * and each operation counts against the caller's rate limit.
  */
+export interface WebSocketOptions {
+  verifyToken: TokenVerifier;
+  logger?: Pick<Logger, 'info'>;
+  /** A larger message closes its connection with 1009, as a larger body gets 413 over HTTP. */
+  maxMessageBytes?: number;
+  /** Counts each operation against the caller's rate limit: the RATE_LIMITED error when over it. */
+  refuseOverLimit?: (principal: Principal, address: string | undefined) => Promise<DomainError | undefined>;
+}
+
 export function serveGraphQLOverWebSocket(
   server: Server,
   yoga: YogaServerInstance<RequestContext, GraphQLContext>,
-  verifyToken: TokenVerifier,
-  logger?: Pick<Logger, 'info'>,
-  /** A larger message closes its connection with 1009, as a larger body gets 413 over HTTP. */
-  maxMessageBytes?: number,
+  { verifyToken, logger, maxMessageBytes, refuseOverLimit }: WebSocketOptions,
 ) {
   const sockets = new WebSocketServer({ server, path: yoga.graphqlEndpoint, maxPayload: maxMessageBytes });
   // One request line per WebSocket connection (its upgrade request), written when it closes,
@@ -88,6 +95,9 @@ export function serveGraphQLOverWebSocket(
           const expired = new DomainError('UNAUTHENTICATED', 'The token has expired; connect again with a new one.');
           return [toGraphQLError(expired)];
         }
+        // Each operation counts as one HTTP request would, against the same limit.
+        const overLimit = await refuseOverLimit?.(principal, ctx.extra.request.socket.remoteAddress);
+        if (overLimit) return [toGraphQLError(overLimit)];
         const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
           ...ctx,
           req: ctx.extra.request,
