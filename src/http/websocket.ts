@@ -21,14 +21,6 @@ type ConnectionContext = Context<Record<string, unknown> | undefined, Connection
 /** How long close() lets clients answer the close handshake before dropping them. */
 const CLOSE_HANDSHAKE_MS = 2_000;
 
-/**
- * GraphQL over WebSocket (the graphql-ws protocol) on the same path as HTTP,
- * through the same yoga instance: same schema, plugins, limits and scopes.
- * The token comes in the connection's `authorization` parameter
- * (`{ authorization: "Bearer <jwt>" }`); a bad one closes the socket with
- * 4403 (graphql-ws' Forbidden). Messages are held to the HTTP body limit,
- * and each operation counts against the caller's rate limit.
- */
 export interface WebSocketOptions {
   verifyToken: TokenVerifier;
   logger?: Pick<Logger, 'info'>;
@@ -38,6 +30,14 @@ export interface WebSocketOptions {
   refuseOverLimit?: (principal: Principal, address: string | undefined) => Promise<DomainError | undefined>;
 }
 
+/**
+ * GraphQL over WebSocket (the graphql-ws protocol) on the same path as HTTP,
+ * through the same yoga instance: same schema, plugins, limits and scopes.
+ * The token comes in the connection's `authorization` parameter
+ * (`{ authorization: "Bearer <jwt>" }`); a bad one closes the socket with
+ * 4403 (graphql-ws' Forbidden). Messages are held to the HTTP body limit,
+ * and each operation counts against the caller's rate limit.
+ */
 export function serveGraphQLOverWebSocket(
   server: Server,
   yoga: YogaServerInstance<RequestContext, GraphQLContext>,
