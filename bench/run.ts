@@ -6,12 +6,13 @@
  *  3. Creates its own database on the configured PostgreSQL (BENCH_DATABASE_URL, default
  *     postgresql://postgres@127.0.0.1:5432/postgres as the admin URL), migrates it with
  *     applyPendingMigrations, loads 50 categories, 10,000 pets with inventory, 50,000 orders.
- *  4. Counting pass: both servers run against a wire-protocol counter in front of PostgreSQL;
+ *  4. Counting pass: the servers (the gateway, also with its response cache on when a selected
+ *     operation needs it, and PostGraphile) run against a wire-protocol counter in front of PostgreSQL;
  *     each variant is checked (status, GraphQL errors, same data on both sides) and its SQL
  *     statements and rows per request counted over sequential requests.
- *  5. Load pass: both servers, started afresh straight on PostgreSQL, are driven with autocannon
+ *  5. Load pass: the same servers, started afresh straight on PostgreSQL, are driven with autocannon
  *     for a fixed duration per concurrency level after a warm-up.
- *  6. Writes bench/results/latest.json and latest.md, prints the table, stops both servers and
+ *  6. Writes bench/results/latest.json and latest.md, prints the table, stops the servers and
  *     drops the database (also on failure or Ctrl-C).
  *
  * Settings (environment): BENCH_DURATION (s per cell, 8), BENCH_WARMUP (s per variant, 5),
@@ -227,17 +228,28 @@ async function startGateway(
   });
 }
 
-/** The servers of one pass: the gateway, the gateway with its response cache on, PostGraphile. */
-type Servers = Record<'gateway' | 'cachedGateway' | 'postgraphile', ServerProcess>;
-const serverFor = (servers: Servers, variant: Variant) =>
-  variant.responseCache ? servers.cachedGateway : servers[variant.target];
+/**
+ * The servers of one pass: the gateway, PostGraphile, and the gateway with its response cache on
+ * when a selected operation is sent to it (BENCH_ONLY may leave it out).
+ */
+type Servers = Record<'gateway' | 'postgraphile', ServerProcess> & { cachedGateway?: ServerProcess };
+const needsCachedGateway = () => operations.some((o) => o.gateway.responseCache && (!only || only.includes(o.id)));
+const serverFor = (servers: Servers, variant: Variant): ServerProcess => {
+  if (!variant.responseCache) return servers[variant.target];
+  if (!servers.cachedGateway) throw new Error(`${variant.key} needs the gateway with its response cache on`);
+  return servers.cachedGateway;
+};
 
 async function startServers(url: string, suffix: string, gatewayArgs: string[] = []): Promise<Servers> {
   return {
     gateway: await startGateway(url, `gateway${suffix}`, gatewayArgs),
-    cachedGateway: await startGateway(url, `gateway-cached${suffix}`, gatewayArgs, {
-      RESPONSE_CACHE_TTL_MS: String(benchResponseCacheTtlMs),
-    }),
+    ...(needsCachedGateway()
+      ? {
+          cachedGateway: await startGateway(url, `gateway-cached${suffix}`, gatewayArgs, {
+            RESPONSE_CACHE_TTL_MS: String(benchResponseCacheTtlMs),
+          }),
+        }
+      : {}),
     postgraphile: await startPostGraphile(url, `postgraphile${suffix}`),
   };
 }
@@ -453,11 +465,12 @@ async function cell(server: ServerProcess, variant: Variant, connections: number
   const result = await drive(server, variant, connections, settings.durationS);
   clearInterval(sampler);
   const postgresMs = backend.available ? backend.elapsed() : null;
+  const cpuAfter = cpuMs(server.pid);
+  const machineAfter = machineCpu();
+  // After the CPU readings, so that answering /metrics is not counted as work of the cell.
   const lookupsAfter = lookupsBefore ? await cacheLookups(server) : undefined;
   const hits = lookupsBefore && lookupsAfter ? lookupsAfter.hits - lookupsBefore.hits : 0;
   const misses = lookupsBefore && lookupsAfter ? lookupsAfter.misses - lookupsBefore.misses : 0;
-  const cpuAfter = cpuMs(server.pid);
-  const machineAfter = machineCpu();
   const self = process.cpuUsage(selfBefore);
   const loadGeneratorMs = (self.user + self.system) / 1000;
   const wallMs = performance.now() - wallBefore;
@@ -588,7 +601,7 @@ async function main() {
   await sleep(1000);
   const rssAtStartMb = {
     gateway: memoryMb(servers.gateway.pid)?.rss ?? null,
-    cachedGateway: memoryMb(servers.cachedGateway.pid)?.rss ?? null,
+    ...(servers.cachedGateway ? { cachedGateway: memoryMb(servers.cachedGateway.pid)?.rss ?? null } : {}),
     postgraphile: memoryMb(servers.postgraphile.pid)?.rss ?? null,
   };
   const backend = new BackendCpu(databaseName);
@@ -615,7 +628,7 @@ async function main() {
   }
   const peakRssMb = {
     gateway: memoryMb(servers.gateway.pid)?.peakRss ?? null,
-    cachedGateway: memoryMb(servers.cachedGateway.pid)?.peakRss ?? null,
+    ...(servers.cachedGateway ? { cachedGateway: memoryMb(servers.cachedGateway.pid)?.peakRss ?? null } : {}),
     postgraphile: memoryMb(servers.postgraphile.pid)?.peakRss ?? null,
   };
   for (const server of Object.values(servers)) {
