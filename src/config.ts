@@ -3,8 +3,8 @@ import { z } from 'zod';
 import {
   DEFAULT_LEGACY_AFTER_SUNSET,
   DEFAULT_LEGACY_SUNSET_DATE,
-  type LegacyAfterSunset,
   legacyAfterSunsetChoices,
+  type LegacySettings,
 } from './legacy.js';
 
 /** Before every event channel name unless EVENTS_CHANNEL_PREFIX says otherwise. */
@@ -168,10 +168,8 @@ export interface Config {
   dataDir: string;
   logLevel: string;
   graphiql: boolean;
-  /** When the legacy single-pet lookup goes away, shared by GraphQL and REST. */
-  legacySunsetDate: string;
-  /** Whether REST `GET /pets/{petId}` keeps answering after its sunset date, or answers 410 Gone. */
-  legacyAfterSunset: LegacyAfterSunset;
+  /** When the legacy single-pet lookup goes away (GraphQL and REST), and whether it answers 410 Gone after. */
+  legacy: LegacySettings;
   auth: AuthSettings;
   limits: Limits;
   /** Shared rate limits (and events) across instances; in memory when absent. */
@@ -233,8 +231,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dataDir: path.resolve(settings.DATA_DIR),
     logLevel: settings.LOG_LEVEL,
     graphiql: settings.GRAPHIQL ?? !production,
-    legacySunsetDate: settings.LEGACY_SUNSET_DATE,
-    legacyAfterSunset: settings.LEGACY_AFTER_SUNSET,
+    legacy: { sunsetDate: settings.LEGACY_SUNSET_DATE, afterSunset: settings.LEGACY_AFTER_SUNSET },
     auth,
     limits: {
       bodyBytes: settings.BODY_LIMIT_BYTES,

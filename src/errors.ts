@@ -132,3 +132,19 @@ export function toGraphQLError(error: DomainError, path?: ReadonlyArray<string |
 
 export const maskedInternalError = (path?: ReadonlyArray<string | number>) =>
   new GraphQLError(INTERNAL_MESSAGE, { path, extensions: { code: 'INTERNAL', status: 500 } });
+
+/**
+ * The body of a request refused before GraphQL or REST ran (or that yoga
+ * refused with no body): the spec's Error object with the request id. Sent to
+ * /graphql it also carries a GraphQL `errors` list and the request id in the
+ * response's `extensions`, so GraphQL clients read it as any other GraphQL error.
+ */
+export function refusalBody(error: DomainError, requestId: string | undefined, graphql: boolean) {
+  const body = errorBody(error, requestId);
+  if (!graphql) return body;
+  return {
+    ...body,
+    errors: [{ message: body.message, extensions: { code: body.code, status: body.status } }],
+    ...(requestId ? { extensions: { requestId } } : {}),
+  };
+}

@@ -2,6 +2,7 @@
 import './heap.js';
 import type { Server } from 'node:http';
 import net from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
 import { serve } from '@hono/node-server';
 import { Redis } from 'ioredis';
 import { tokenKeys } from './auth/keys.js';
@@ -74,8 +75,7 @@ const gateway = createGateway({
   introspection: config.introspection,
   corsOrigins: config.corsOrigins,
   graphiql: config.graphiql,
-  legacySunsetDate: config.legacySunsetDate,
-  legacyAfterSunset: config.legacyAfterSunset,
+  legacy: config.legacy,
 });
 
 const server = serve({ fetch: gateway.app.fetch, hostname: config.host, port: config.port }, (address) => {
@@ -106,7 +106,7 @@ const webSockets = gateway.serveWebSockets(server as Server);
  */
 let stopping = false;
 const KEEP_ALIVE_DRAIN_MS = 1_000;
-const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 async function shutdown(signal: string) {
   if (stopping) {
     logger.warn({ signal }, 'second signal; exiting now');

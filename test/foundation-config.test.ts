@@ -28,7 +28,7 @@ describe('loadConfig', () => {
       databasePoolSize: 1,
       dataDir: path.resolve('.data'),
       logLevel: 'info',
-      legacySunsetDate: '2027-06-30',
+      legacy: { sunsetDate: '2027-06-30', afterSunset: 'gone' },
     });
   });
 
@@ -60,7 +60,7 @@ describe('loadConfig', () => {
       host: '0.0.0.0',
       dataDir: '/tmp/petstore-data',
       logLevel: 'debug',
-      legacySunsetDate: '2028-01-31',
+      legacy: { sunsetDate: '2028-01-31', afterSunset: 'gone' },
       databaseUrl: undefined,
     });
   });

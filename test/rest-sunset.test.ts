@@ -118,10 +118,10 @@ describe('one sunset date for GraphQL and REST', () => {
 
 describe('the LEGACY_AFTER_SUNSET setting', () => {
   it('is gone unless set, and accepts serve or gone', () => {
-    expect(loadConfig({}).legacyAfterSunset).toBe('gone');
-    expect(loadConfig({ LEGACY_AFTER_SUNSET: 'serve' }).legacyAfterSunset).toBe('serve');
-    expect(loadConfig({ LEGACY_AFTER_SUNSET: 'gone' }).legacyAfterSunset).toBe('gone');
-    expect(loadConfig({ LEGACY_AFTER_SUNSET: '' }).legacyAfterSunset).toBe('gone');
+    expect(loadConfig({}).legacy.afterSunset).toBe('gone');
+    expect(loadConfig({ LEGACY_AFTER_SUNSET: 'serve' }).legacy.afterSunset).toBe('serve');
+    expect(loadConfig({ LEGACY_AFTER_SUNSET: 'gone' }).legacy.afterSunset).toBe('gone');
+    expect(loadConfig({ LEGACY_AFTER_SUNSET: '' }).legacy.afterSunset).toBe('gone');
   });
 
   it('refuses anything else with a message naming what it accepts', () => {

@@ -3,7 +3,7 @@ import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parse } from 'graphql';
 import { WebSocket } from 'ws';
 import { defaultLimits } from '../src/config.js';
-import { operationCost } from '../src/http/query-cost.js';
+import { operationCost } from '../src/http/plugins/use-variable-page-cost.js';
 import { type TestGateway, testToken, useTestGateway } from './support/gateway.js';
 import {
   type Answer,

@@ -105,20 +105,3 @@ export function watchPool(metrics: Metrics, pool: { totalCount: number; idleCoun
     },
   });
 }
-
-/**
- * The code of an error answer in the spec's Error body (`{ code, message,
- * status }`, as REST routes and the guards send it), or undefined for any
- * other answer. GraphQL answers carry their errors in `errors` and are
- * counted where they are made.
- */
-export async function errorCodeOf(response: Response): Promise<string | undefined> {
-  if (response.status < 400 || !response.headers.get('content-type')?.startsWith('application/json')) return undefined;
-  try {
-    const body: unknown = await response.clone().json();
-    const code = (body as { code?: unknown } | null)?.code;
-    return typeof code === 'string' ? code : undefined;
-  } catch {
-    return undefined;
-  }
-}

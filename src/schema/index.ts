@@ -1,3 +1,4 @@
+import { MapperKind, mapSchema } from '@graphql-tools/utils';
 import {
   DirectiveLocation,
   GraphQLDirective,
@@ -5,8 +6,10 @@ import {
   GraphQLNonNull,
   type GraphQLSchema,
   isObjectType,
+  specifiedDirectives,
 } from 'graphql';
 import { builder } from '../builder.js';
+import { DEFAULT_LEGACY_SUNSET_DATE, type LegacyPolicy } from '../legacy.js';
 import './category.js';
 import './events.js';
 import './inventory.js';
@@ -32,7 +35,11 @@ const stabilityDirective = new GraphQLDirective({
   args: { level: { type: new GraphQLNonNull(StabilityLevel), description: 'How settled it is.' } },
 });
 
-export const schema: GraphQLSchema = builder.toSchema({ directives: [stabilityDirective], sortSchema: true });
+// graphql-js' own directives (@include, @skip, @deprecated…) too: a schema given a list has only those.
+export const schema: GraphQLSchema = builder.toSchema({
+  directives: [...specifiedDirectives, stabilityDirective],
+  sortSchema: true,
+});
 
 // The Prisma plugin adds each connection's totalCount field with no way to
 // describe it; every field of ours has a description, so it gets one here.
@@ -42,4 +49,16 @@ for (const type of Object.values(schema.getTypeMap())) {
   if (totalCount && !totalCount.description) {
     totalCount.description = 'How many items the whole list has (with its filter), across all pages.';
   }
+}
+
+/**
+ * The schema as served: the printed one, with the legacy lookup's deprecation
+ * naming the configured sunset date when it is not the default.
+ */
+export function servedSchema(legacy: LegacyPolicy): GraphQLSchema {
+  if (legacy.sunsetDate === DEFAULT_LEGACY_SUNSET_DATE) return schema;
+  return mapSchema(schema, {
+    [MapperKind.ROOT_FIELD]: (field, fieldName) =>
+      fieldName === 'getPetById' ? { ...field, deprecationReason: legacy.deprecationReason } : field,
+  });
 }

@@ -4,7 +4,7 @@ import { createPet, deletePet, updatePet } from '../domain/catalog.js';
 import { parseId } from '../domain/ids.js';
 import { containsText } from '../domain/queries.js';
 import type { Prisma } from '../generated/prisma/client.js';
-import { DEFAULT_LEGACY_SUNSET_DATE, refuseAfterSunset } from '../legacy.js';
+import { DEFAULT_LEGACY_SUNSET_DATE, legacyLookupDeprecation } from '../legacy.js';
 import { checkPageSize, pagedById, pageSize } from './shared.js';
 
 export const PetStatus = builder.enumType('PetStatus', {
@@ -120,16 +120,11 @@ builder.queryFields((t) => ({
     deprecationReason: legacyLookupDeprecation(DEFAULT_LEGACY_SUNSET_DATE),
     args: { petId: t.arg.id({ required: true, description: 'The id of the pet.' }) },
     resolve: (query, _parent, args, ctx) => {
-      refuseAfterSunset(ctx.legacy, 'getPetById');
+      ctx.legacy.refuseAfterSunset('getPetById');
       return ctx.prisma.pet.findUnique({ ...query, where: { id: parseId(args.petId, 'petId') } });
     },
   }),
 }));
-
-/** The deprecation reason of `getPetById`, naming its replacement and the sunset date. */
-export function legacyLookupDeprecation(sunsetDate: string): string {
-  return `Use pet(id:) instead. getPetById will be removed on ${sunsetDate} (sunset date).`;
-}
 
 function petWhere(
   filter?: {

@@ -111,8 +111,7 @@ export function useTestGateway(options: GatewayTestOptions = {}): TestGateway {
       introspection: options.introspection ?? true,
       corsOrigins: options.corsOrigins ?? [],
       graphiql: options.graphiql ?? true,
-      legacySunsetDate: options.legacySunsetDate ?? '2027-06-30',
-      legacyAfterSunset: options.legacyAfterSunset ?? 'gone',
+      legacy: { sunsetDate: options.legacySunsetDate ?? '2027-06-30', afterSunset: options.legacyAfterSunset ?? 'gone' },
       responseCache: options.responseCache,
     });
     const server = await new Promise<ReturnType<typeof serve>>((resolve) => {

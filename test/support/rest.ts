@@ -1,7 +1,8 @@
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { expect } from 'vitest';
-import { OPENAPI_PATH, type openApiDocument } from '../../src/http/openapi.js';
+import type { openApiDocument } from '../../src/http/transports/openapi.js';
+import { OPENAPI_PATH } from '../../src/http/routes.js';
 import type { TestGateway } from './gateway.js';
 
 /**

@@ -11,7 +11,7 @@ import {
   typeFromAST,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { toGraphQLError, validationFailed } from '../errors.js';
+import { toGraphQLError, validationFailed } from '../../errors.js';
 
 interface RoundedId {
   field: string;
@@ -65,7 +65,7 @@ function findRoundedId(
  * their declared types, before execution. Ids written in the query text, and
  * ids sent as strings, are exact.
  */
-export function refuseRoundedIds(): Plugin {
+export function useRoundedIdRefusal(): Plugin {
   const check = ({ args, setResultAndStopExecution }: OperationHook) => {
     const variables = args.variableValues;
     if (!variables || Object.keys(variables).length === 0) return;

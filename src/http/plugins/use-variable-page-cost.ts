@@ -19,7 +19,7 @@ import type { Plugin } from 'graphql-yoga';
  * gateway uses) and the variables' page sizes, and refuses the same way.
  */
 
-// graphql-armor's defaults (queryLimits in graphql.ts leaves them as they are).
+// graphql-armor's defaults (useQueryLimits leaves them as they are).
 const OBJECT_COST = 2;
 const SCALAR_COST = 1;
 const DEPTH_COST_FACTOR = 1.5;
@@ -86,7 +86,7 @@ export function operationCost(document: DocumentNode, operationName: string | nu
 }
 
 /** Refuses, before execution, an operation whose variables' page sizes take it over `maxCost`. */
-export function variablePageCost(maxCost: number): Plugin {
+export function useVariablePageCost(maxCost: number): Plugin {
   return {
     onExecute({ args, setResultAndStopExecution }) {
       if (!hasVariablePageSize(args.document)) return;

@@ -1,9 +1,10 @@
 import type { MiddlewareHandler } from 'hono';
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import type { Principal } from '../auth/scopes.js';
-import { DomainError } from '../errors.js';
-import { refusal } from './guards.js';
+import type { Principal } from '../../auth/scopes.js';
+import { DomainError } from '../../errors.js';
+import { refusal } from '../refusal.js';
+import type { GatewayEnv } from '../types.js';
 
 export interface RateLimitOptions {
   /** Requests a client may make per window. */
@@ -25,7 +26,7 @@ export interface RateLimiter {
    * For HTTP: every answer carries the IETF RateLimit headers; a client over
    * the limit gets 429 with Retry-After and the spec's Error body.
    */
-  middleware(clientOf: (c: Parameters<MiddlewareHandler>[0]) => string): MiddlewareHandler;
+  middleware(clientOf: (c: Parameters<MiddlewareHandler<GatewayEnv>>[0]) => string): MiddlewareHandler<GatewayEnv>;
   /** For each WebSocket operation: the RATE_LIMITED error when the client is over the limit. */
   refusalFor(client: string): Promise<DomainError | undefined>;
 }

@@ -1,19 +1,15 @@
-import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
+import { setTimeout as delay } from 'node:timers/promises';
 import { type ExecutionArgs, GraphQLError } from 'graphql';
 import type { Context, ServerOptions } from 'graphql-ws';
 import { type Extra, useServer } from 'graphql-ws/use/ws';
-import type { YogaServerInstance } from 'graphql-yoga';
 import { WebSocketServer } from 'ws';
-import { anonymous, type Principal } from '../auth/scopes.js';
-import type { TokenVerifier } from '../auth/tokens.js';
-import type { GraphQLContext } from '../builder.js';
-import { DomainError, toGraphQLError } from '../errors.js';
-import type { Logger } from '../logger.js';
-import type { RequestContext } from './graphql.js';
-
-/** The X-Request-Id values taken as they are (as for HTTP requests). */
-const REQUEST_ID = /^[\w.:-]{1,128}$/;
+import { anonymous, type Principal } from '../../auth/scopes.js';
+import type { TokenVerifier } from '../../auth/tokens.js';
+import { DomainError, toGraphQLError } from '../../errors.js';
+import type { Logger } from '../../logger.js';
+import { bearerToken, requestIdFrom } from '../request.js';
+import type { GraphQLHandler } from './graphql.js';
 
 type ConnectionExtra = Extra & { principal?: Principal } & Record<PropertyKey, unknown>;
 type ConnectionContext = Context<Record<string, unknown> | undefined, ConnectionExtra>;
@@ -40,7 +36,7 @@ export interface WebSocketOptions {
  */
 export function serveGraphQLOverWebSocket(
   server: Server,
-  yoga: YogaServerInstance<RequestContext, GraphQLContext>,
+  yoga: GraphQLHandler,
   { verifyToken, logger, maxMessageBytes, refuseOverLimit }: WebSocketOptions,
 ) {
   const sockets = new WebSocketServer({ server, path: yoga.graphqlEndpoint, maxPayload: maxMessageBytes });
@@ -48,8 +44,7 @@ export function serveGraphQLOverWebSocket(
   // as the HTTP requests get theirs: id (taken from X-Request-Id or made), duration, outcome.
   sockets.on('connection', (socket, request) => {
     const startedAt = performance.now();
-    const given = request.headers['x-request-id'];
-    const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    const requestId = requestIdFrom(request.headers['x-request-id']);
     socket.once('close', (closeCode) => {
       logger?.info(
         {
@@ -71,7 +66,7 @@ export function serveGraphQLOverWebSocket(
     {
       onConnect: async (ctx) => {
         const header = ctx.connectionParams?.authorization;
-        const token = typeof header === 'string' ? /^Bearer\s+(\S+)$/i.exec(header)?.[1] : undefined;
+        const token = typeof header === 'string' ? bearerToken(header) : undefined;
         try {
           if (header === undefined) ctx.extra.principal = anonymous;
           else if (!token) throw new DomainError('UNAUTHENTICATED', 'authorization must be "Bearer <token>".');
@@ -103,7 +98,7 @@ export function serveGraphQLOverWebSocket(
           req: ctx.extra.request,
           socket: ctx.extra.socket,
           params,
-          requestId: randomUUID(),
+          requestId: crypto.randomUUID(),
           principal,
         });
         let document: ReturnType<typeof parse>;
@@ -156,8 +151,6 @@ export function serveGraphQLOverWebSocket(
     terminate,
   };
 }
-
-const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 type Envelope = {
   execute: (args: ExecutionArgs) => ReturnType<NonNullable<ServerOptions['execute']>>;

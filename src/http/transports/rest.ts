@@ -1,52 +1,53 @@
 import { createHash } from 'node:crypto';
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { requireScope, scopes } from '../auth/scopes.js';
-import type { PrismaClient } from '../db.js';
-import { parseId } from '../domain/ids.js';
-import { findPetOrThrow, listOrders } from '../domain/queries.js';
-import { DomainError, errorBody, validationFailed } from '../errors.js';
-import type { Order, Pet } from '../generated/prisma/client.js';
-import { type LegacyAfterSunset, legacySchedule, refuseAfterSunset } from '../legacy.js';
-import type { Logger } from '../logger.js';
-import type { GuardedEnv } from './guards.js';
-import { GRAPHQL_PATH, LEGACY_POLICY_PATH, OPENAPI_PATH, openApiDocument } from './openapi.js';
+import { requireScope, scopes } from '../../auth/scopes.js';
+import type { PrismaClient } from '../../db.js';
+import { parseId } from '../../domain/ids.js';
+import { findPetOrThrow, listOrders } from '../../domain/queries.js';
+import { DomainError, errorBody, validationFailed } from '../../errors.js';
+import type { Order, Pet } from '../../generated/prisma/client.js';
+import { LEGACY_ROUTE, type LegacyPolicy } from '../../legacy.js';
+import type { Logger } from '../../logger.js';
+import type { Metrics } from '../../observability/metrics.js';
+import { OPENAPI_PATH } from '../routes.js';
+import type { GatewayEnv } from '../types.js';
+import { openApiDocument } from './openapi.js';
 
 /**
  * The REST compatibility routes for legacy callers of the Petstore API, as
- * described by src/http/openapi.ts. Handlers parse, call the domain, and write
- * the spec's JSON; every failure is the spec's Error body.
+ * described by ./openapi.ts. Handlers parse, call the domain, and write the
+ * spec's JSON; every failure is the spec's Error body.
  */
 
 export interface RestOptions {
   prisma: PrismaClient;
   logger: Logger;
-  legacySunsetDate: string;
-  legacyAfterSunset: LegacyAfterSunset;
+  metrics: Metrics;
+  legacy: LegacyPolicy;
 }
 
-type RestEnv = GuardedEnv;
+type RestEnv = GatewayEnv;
 
 const ALLOWED_METHODS = 'GET, HEAD';
 
 export function createRestRouter(options: RestOptions) {
   const router = new Hono<RestEnv>();
-  const { deprecatedAt, sunsetAt } = legacySchedule(options.legacySunsetDate);
-  const openApiJson = JSON.stringify(openApiDocument(options));
+  const { legacy } = options;
+  const openApiJson = JSON.stringify(openApiDocument(legacy));
 
+  // Every answer of the legacy route says it is deprecated, and every use of it is counted per client.
   const legacyNotice: MiddlewareHandler<RestEnv> = async (c, next) => {
-    c.header('Deprecation', `@${Math.floor(deprecatedAt.getTime() / 1000)}`);
-    c.header('Sunset', sunsetAt.toUTCString());
-    c.header('Link', `<${GRAPHQL_PATH}>; rel="successor-version", <${LEGACY_POLICY_PATH}>; rel="sunset"`);
+    for (const [name, value] of Object.entries(legacy.headers)) c.header(name, value);
+    if (c.req.method === 'GET' || c.req.method === 'HEAD') {
+      options.metrics.deprecatedUse.inc({ target: LEGACY_ROUTE, client: c.get('principal').subject ?? 'anonymous' });
+    }
     await next();
   };
 
   router.use('/pets/:petId', legacyNotice);
   router.get('/pets/:petId', requireJson, async (c) => {
-    refuseAfterSunset(
-      { sunsetDate: options.legacySunsetDate, afterSunset: options.legacyAfterSunset },
-      'GET /pets/{petId}',
-    );
+    legacy.refuseAfterSunset(LEGACY_ROUTE);
     const pet = await findPetOrThrow(options.prisma, parseId(c.req.param('petId'), 'petId'));
     return jsonAnswer(c, petJson(pet));
   });
@@ -80,6 +81,7 @@ export function createRestRouter(options: RestOptions) {
 
   router.onError((error, c) => {
     const body = errorBody(error, c.get('requestId'));
+    c.get('trace').errorCode = body.code;
     // RFC 9110 §15.5.2: a 401 names how to authenticate (here: no token was sent; a bad one is refused earlier).
     if (body.code === 'UNAUTHENTICATED') c.header('WWW-Authenticate', 'Bearer');
     if (body.status >= 500) {

@@ -1,7 +1,7 @@
 import type { ExecutionResult } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
-import type { GraphQLContext } from '../builder.js';
-import { DomainError, toGraphQLError } from '../errors.js';
+import type { GraphQLContext } from '../../builder.js';
+import { DomainError, toGraphQLError } from '../../errors.js';
 
 /** setTimeout's longest delay (about 24.8 days); a later expiry is not watched. */
 const LONGEST_TIMER_MS = 2 ** 31 - 1;
@@ -65,7 +65,7 @@ function untilExpiry(
  * operation completes, over SSE and WebSocket alike. (graphql-ws takes the
  * token once per connection: a WebSocket client reconnects with a new one.)
  */
-export function endSubscriptionsAtTokenExpiry(): Plugin<GraphQLContext> {
+export function useSubscriptionTokenExpiry(): Plugin<GraphQLContext> {
   return {
     onSubscribe({ args }) {
       const expiresAt = (args.contextValue as GraphQLContext).principal.expiresAt;

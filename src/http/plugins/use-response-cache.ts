@@ -3,9 +3,9 @@ import { type BuildResponseCacheKeyFunction, type Cache, createInMemoryCache, us
 import { getOperationAST } from 'graphql';
 import type { Plugin, YogaInitialContext } from 'graphql-yoga';
 import type { Redis } from 'ioredis';
-import type { GraphQLContext } from '../builder.js';
-import type { Logger } from '../logger.js';
-import type { RequestContext } from './graphql.js';
+import type { GraphQLContext } from '../../builder.js';
+import type { Logger } from '../../logger.js';
+import type { RequestContext } from '../types.js';
 
 export interface ResponseCacheOptions {
   /** How long an answer may be served from the cache; it is dropped sooner by any write. */
@@ -113,7 +113,7 @@ function isMutation(args: { document: Parameters<typeof getOperationAST>[0]; ope
  * limits, so a cached answer is only given to a request that would be allowed
  * to run, and the operation is still named and counted for the metrics.
  */
-export function responseCache(options: ResponseCacheOptions): Plugin<GraphQLContext & RequestContext>[] {
+export function useAnonymousResponseCache(options: ResponseCacheOptions): Plugin<GraphQLContext & RequestContext> {
   const generation = writeGeneration(options);
   const answers = createInMemoryCache({ max: options.maxEntries });
   const counted: Cache = options.countLookup
@@ -129,31 +129,32 @@ export function responseCache(options: ResponseCacheOptions): Plugin<GraphQLCont
     : answers;
   // No subject and no scope: what such a caller sees is what every anonymous caller sees.
   const isAnonymous = ({ principal }: GraphQLContext) => principal.subject === undefined && principal.scopes.size === 0;
-  return [
-    useResponseCache<YogaInitialContext & GraphQLContext & RequestContext>({
-      cache: counted,
-      ttl: options.ttlMs,
-      enabled: isAnonymous,
-      session: () => null,
-      // Writes move the generation instead (below): entity invalidation cannot see lists a
-      // new pet joins, nor answers without entities.
-      invalidateViaMutation: false,
-      buildResponseCacheKey: (params) => {
-        const current = generation.current();
-        return typeof current === 'string' ? answerKey(current, params) : current.then((g) => answerKey(g, params));
-      },
-      // The plugin's default also writes a console line for every answer with errors.
-      shouldCacheResult: ({ result }) => !result.errors?.length,
-      // Hit or miss is not the client's business; the metric tells operators.
-      includeExtensionMetadata: false,
-    }),
-    {
-      onExecute({ args }) {
-        if (!isMutation(args)) return;
-        // Every mutation, even one refused: a write that committed and then failed to
-        // answer must not leave answers from before it in the cache.
-        return { onExecuteDone: () => generation.advance() };
-      },
+  const cache = useResponseCache<YogaInitialContext & GraphQLContext & RequestContext>({
+    cache: counted,
+    ttl: options.ttlMs,
+    enabled: isAnonymous,
+    session: () => null,
+    // Writes move the generation instead (below): entity invalidation cannot see lists a
+    // new pet joins, nor answers without entities.
+    invalidateViaMutation: false,
+    buildResponseCacheKey: (params) => {
+      const current = generation.current();
+      return typeof current === 'string' ? answerKey(current, params) : current.then((g) => answerKey(g, params));
     },
-  ];
+    // The plugin's default also writes a console line for every answer with errors.
+    shouldCacheResult: ({ result }) => !result.errors?.length,
+    // Hit or miss is not the client's business; the metric tells operators.
+    includeExtensionMetadata: false,
+  });
+  return {
+    onPluginInit({ addPlugin }) {
+      addPlugin(cache);
+    },
+    onExecute({ args }) {
+      if (!isMutation(args)) return;
+      // Every mutation, even one refused: a write that committed and then failed to
+      // answer must not leave answers from before it in the cache.
+      return { onExecuteDone: () => generation.advance() };
+    },
+  };
 }

@@ -1,30 +1,20 @@
-import { scopes } from '../auth/scopes.js';
-import { orderListPaging } from '../domain/queries.js';
-import { limits } from '../domain/validation.js';
-import { errorStatus } from '../errors.js';
-import { type LegacyAfterSunset, legacySchedule } from '../legacy.js';
+import { scopes } from '../../auth/scopes.js';
+import { orderListPaging } from '../../domain/queries.js';
+import { limits } from '../../domain/validation.js';
+import { errorStatus } from '../../errors.js';
+import type { LegacyPolicy } from '../../legacy.js';
+import { REQUEST_ID_PATTERN } from '../request.js';
+import { GRAPHQL_PATH } from '../routes.js';
 
 /**
  * The OpenAPI 3.0.3 description of the REST compatibility routes, served at
- * GET /openapi.json. It describes exactly what src/http/rest.ts answers; the
- * tests check every REST response they receive against it.
+ * GET /openapi.json. It describes exactly what ./rest.ts answers; the tests
+ * check every REST response they receive against it. Its GET /pets/{petId}
+ * states the sunset policy, so `Link: rel="sunset"` points here (the README is
+ * not served and the project has no public address yet).
  */
 
-export const GRAPHQL_PATH = '/graphql';
-export const OPENAPI_PATH = '/openapi.json';
-/**
- * Where `Link: rel="sunset"` points: this document, whose GET /pets/{petId}
- * states the sunset policy. The README is not served by the gateway and the
- * project has no public address yet; point this at the README's section once
- * it has one.
- */
-export const LEGACY_POLICY_PATH = OPENAPI_PATH;
-export const LEGACY_README_SECTION = 'README.md, section "Legacy REST callers"';
-
-export interface OpenApiOptions {
-  legacySunsetDate: string;
-  legacyAfterSunset: LegacyAfterSunset;
-}
+const LEGACY_README_SECTION = 'README.md, section "Legacy REST callers"';
 
 const ref = (kind: 'schemas' | 'responses' | 'headers' | 'parameters', name: string) => ({
   $ref: `#/components/${kind}/${name}`,
@@ -92,10 +82,10 @@ function headOf<Operation extends { responses: Record<string, { description: str
   return { ...operation, responses };
 }
 
-export function openApiDocument({ legacySunsetDate, legacyAfterSunset }: OpenApiOptions) {
-  const { sunsetAt } = legacySchedule(legacySunsetDate);
+export function openApiDocument(legacy: LegacyPolicy) {
+  const { sunsetDate: legacySunsetDate, sunsetAt } = legacy;
   const afterSunset =
-    legacyAfterSunset === 'gone'
+    legacy.afterSunset === 'gone'
       ? 'From that date on it answers 410 with an Error body (code GONE).'
       : 'This gateway is set to keep answering after that date (LEGACY_AFTER_SUNSET=serve), with the same headers.';
 
@@ -266,7 +256,7 @@ export function openApiDocument({ legacySunsetDate, legacyAfterSunset }: OpenApi
             status: { type: 'integer', minimum: 400, maximum: 599, description: 'The HTTP status code.' },
             requestId: {
               type: 'string',
-              pattern: '^[\\w.:-]{1,128}$',
+              pattern: REQUEST_ID_PATTERN,
               description: 'The id of the request, as in the X-Request-Id header and the log; quote it when reporting.',
             },
           },
@@ -319,7 +309,7 @@ export function openApiDocument({ legacySunsetDate, legacyAfterSunset }: OpenApi
         'X-Request-Id': {
           description: 'The request id given by the caller, or a new one; quote it when reporting a problem.',
           required: true,
-          schema: { type: 'string', pattern: '^[\\w.:-]{1,128}$' },
+          schema: { type: 'string', pattern: REQUEST_ID_PATTERN },
         },
         Deprecation: {
           description: 'RFC 9745: when the route was deprecated, as @<unix seconds>.',

@@ -1,0 +1,120 @@
+import type { Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import type { Redis } from 'ioredis';
+import type { GraphQLContext } from '../../builder.js';
+import type { Limits, ResponseCacheSettings } from '../../config.js';
+import type { PrismaClient } from '../../db.js';
+import type { EventBus } from '../../events/bus.js';
+import type { LegacyPolicy } from '../../legacy.js';
+import type { Logger } from '../../logger.js';
+import type { Metrics } from '../../observability/metrics.js';
+import { servedSchema } from '../../schema/index.js';
+import { useErrorMasking } from '../plugins/use-error-masking.js';
+import { useGraphiQL } from '../plugins/use-graphiql.js';
+import { useOperationObserver } from '../plugins/use-operation-observer.js';
+import { useQueryLimits } from '../plugins/use-query-limits.js';
+import { useAnonymousResponseCache } from '../plugins/use-response-cache.js';
+import { useRoundedIdRefusal } from '../plugins/use-rounded-id-refusal.js';
+import { useSubscriptionTokenExpiry } from '../plugins/use-subscription-token-expiry.js';
+import { useVariablePageCost } from '../plugins/use-variable-page-cost.js';
+import { GRAPHQL_PATH } from '../routes.js';
+import type { GatewayEnv, RequestContext } from '../types.js';
+
+export interface GraphQLOptions {
+  prisma: PrismaClient;
+  events: EventBus;
+  metrics: Metrics;
+  logger: Logger;
+  graphiql: boolean;
+  introspection: boolean;
+  limits: Limits;
+  legacy: LegacyPolicy;
+  /** Anonymous reads served from memory until a write or `ttlMs`; off when absent. */
+  responseCache?: ResponseCacheSettings;
+  /** Shares the response cache's write generation between instances when given. */
+  redis?: Redis;
+}
+
+export type GraphQLHandler = YogaServerInstance<RequestContext, GraphQLContext>;
+
+/** GraphQL over HTTP and SSE (yoga), with the gateway's plugins; WebSocket reuses the same instance. */
+export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
+  const countError = (code: string) => options.metrics.errors.inc({ code });
+  return createYoga<RequestContext, GraphQLContext>({
+    schema: servedSchema(options.legacy),
+    graphqlEndpoint: GRAPHQL_PATH,
+    context: ({ requestId, principal }) => ({
+      prisma: options.prisma,
+      requestId,
+      principal,
+      events: options.events.publisher,
+      pubsub: options.events.pubsub,
+      legacy: options.legacy,
+    }),
+    // Node's own Fetch API, not yoga's ponyfill: Hono re-wraps yoga's response in a native
+    // Response, and a ponyfill stream body in there crashes the process (undici's
+    // ReadableStreamFrom) when an SSE client goes away.
+    fetchAPI: { Request, Response, Headers, ReadableStream, TextEncoder, TextDecoder },
+    // Served by useGraphiQL, with its content security policy.
+    graphiql: false,
+    // CORS is the gateway's (the CORS_ORIGINS setting); yoga's own would let any origin in.
+    cors: false,
+    // No file uploads here: a multipart body is refused (415) rather than parsed.
+    multipart: false,
+    // useErrorMasking is the one seam for errors (see there why not yoga's maskError).
+    maskedErrors: false,
+    logging: options.logger,
+    landingPage: false,
+    batching: { limit: options.limits.maxBatch },
+    // The HTTP layer refuses bodies over the limit before they reach yoga (limitBody), by
+    // Content-Length or by counting a chunked body; yoga's own check would pipe every body
+    // through one more stream.
+    maxRequestBodySize: false,
+    plugins: [
+      // First: its execution hooks must also see results other plugins give instead of executing.
+      useErrorMasking({ logger: options.logger, introspection: options.introspection, countError }),
+      useQueryLimits(options.limits, options.introspection),
+      useVariablePageCost(options.limits.maxCost),
+      useRoundedIdRefusal(),
+      useSubscriptionTokenExpiry(),
+      useOperationObserver(options.metrics),
+      ...(options.responseCache
+        ? [
+            useAnonymousResponseCache({
+              ...options.responseCache,
+              redis: options.redis,
+              logger: options.logger,
+              countLookup: (result) => options.metrics.responseCacheLookups.inc({ result }),
+            }),
+          ]
+        : []),
+      ...(options.graphiql ? [useGraphiQL(GRAPHQL_PATH, { title: 'Petstore GraphQL gateway' })] : []),
+    ],
+  });
+}
+
+/** Answers yoga writes whole (a JSON result); streamed ones (SSE, multipart) are passed on as they are. */
+const WHOLE_ANSWER = /^application\/(graphql-response\+)?json\b/;
+
+/**
+ * The hono handler of /graphql. Yoga's whole answers go out as a hono string
+ * body: one write (node-server's fast path, which the headers the middlewares
+ * add after the handler keep), where yoga's own Response object would be read
+ * back through a web stream.
+ */
+export function serveGraphQL(yoga: GraphQLHandler) {
+  return async (c: Context<GatewayEnv>) => {
+    const response = await yoga.fetch(c.req.raw, {
+      requestId: c.get('requestId'),
+      principal: c.get('principal'),
+      trace: c.get('trace'),
+    });
+    if (!WHOLE_ANSWER.test(response.headers.get('content-type') ?? '')) return response;
+    const headers: Record<string, string> = {};
+    response.headers.forEach((value, name) => {
+      headers[name] = value;
+    });
+    return c.body(await response.text(), response.status as ContentfulStatusCode, headers);
+  };
+}

@@ -1,0 +1,34 @@
+import type { Principal } from '../auth/scopes.js';
+import type { DomainError } from '../errors.js';
+
+/**
+ * The types every part of the request path shares: what the HTTP layer learns
+ * about a request, what it hands GraphQL, and what the request log and
+ * metrics read back when the answer is sent. A leaf: it imports only types.
+ */
+
+/** Filled in while a request runs, for its log line and metrics. */
+export interface RequestTrace {
+  /** The GraphQL operation's name (or kind), set by the operation observer; REST routes are named by hono. */
+  operation?: string;
+  /** The code of the spec's Error body this request was answered with, if any (GraphQL errors are counted apart). */
+  errorCode?: string;
+}
+
+/** What the HTTP layer hands every GraphQL request (yoga's server context). */
+export interface RequestContext {
+  requestId: string;
+  principal: Principal;
+  trace?: RequestTrace;
+}
+
+/** What hono's middleware leaves for the handlers behind them, and for each other. */
+export type GatewayEnv = {
+  Variables: {
+    requestId: string;
+    trace: RequestTrace;
+    principal: Principal;
+    /** Why the request's token was refused; answered by refuseInvalidTokens, after the rate limit. */
+    tokenRefusal?: DomainError;
+  };
+};
