@@ -1,4 +1,5 @@
 import path from 'node:path';
+import proxyAddr from '@fastify/proxy-addr';
 import { z } from 'zod';
 import {
   DEFAULT_LEGACY_AFTER_SUNSET,
@@ -117,6 +118,28 @@ const environmentSchema = z.object({
     })
     .default('info'),
   GRAPHIQL: flag('GRAPHIQL').optional(),
+  TRUST_PROXY: z
+    .string()
+    .transform((value, context): TrustProxy => {
+      const trimmed = value.trim();
+      if (trimmed === 'false') return false;
+      if (trimmed === 'true') return true;
+      if (/^\d+$/.test(trimmed)) return Number(trimmed);
+      const addresses = trimmed.split(',').map((address) => address.trim());
+      try {
+        proxyAddr.compile(addresses);
+        return addresses;
+      } catch {
+        context.addIssue({
+          code: 'custom',
+          message:
+            'TRUST_PROXY must be false, true, a number of proxy hops (1), or a comma-separated list of proxy ' +
+            'addresses or subnets (10.0.0.0/8, loopback, uniquelocal)',
+        });
+        return z.NEVER;
+      }
+    })
+    .optional(),
   LEGACY_SUNSET_DATE: isoDate('LEGACY_SUNSET_DATE').default(DEFAULT_LEGACY_SUNSET_DATE),
   LEGACY_AFTER_SUNSET: z
     .enum(legacyAfterSunsetChoices, {
@@ -124,6 +147,14 @@ const environmentSchema = z.object({
     })
     .default(DEFAULT_LEGACY_AFTER_SUNSET),
 });
+
+/**
+ * Which proxies in front of the gateway are trusted to say who the client is
+ * (X-Forwarded-For), as Express and Fastify define it: false (the socket's
+ * address is the client), true (every proxy: the first address in the header),
+ * a number of hops, or the proxies' addresses and subnets.
+ */
+export type TrustProxy = boolean | number | string[];
 
 /** How bearer tokens are verified; `development` means a key made for the data folder. */
 export type AuthSettings =
@@ -181,6 +212,8 @@ export interface Config {
   introspection: boolean;
   /** Origins allowed to call from a browser; none when empty. */
   corsOrigins: string[];
+  /** Where the client's address comes from, for rate limits (TRUST_PROXY). */
+  trustProxy: TrustProxy;
   /** How long in-flight requests may take to finish after SIGTERM. */
   shutdownGraceMs: number;
 }
@@ -260,6 +293,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
           }
         : undefined,
     introspection: settings.INTROSPECTION ?? !production,
+    trustProxy: settings.TRUST_PROXY ?? false,
     shutdownGraceMs: settings.SHUTDOWN_GRACE_MS,
     corsOrigins: (settings.CORS_ORIGINS ?? '')
       .split(',')

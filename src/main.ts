@@ -74,6 +74,7 @@ const gateway = createGateway({
   responseCache: config.responseCache,
   introspection: config.introspection,
   corsOrigins: config.corsOrigins,
+  trustProxy: config.trustProxy,
   graphiql: config.graphiql,
   legacy: config.legacy,
 });

@@ -1,10 +1,9 @@
 import type { Server } from 'node:http';
-import { getConnInfo } from '@hono/node-server/conninfo';
 import { Hono } from 'hono';
 import { cors } from 'hono/cors';
 import type { Redis } from 'ioredis';
 import type { TokenVerifier } from './auth/tokens.js';
-import type { Limits, ResponseCacheSettings } from './config.js';
+import type { Limits, ResponseCacheSettings, TrustProxy } from './config.js';
 import type { PrismaClient } from './db.js';
 import { errorBody } from './errors.js';
 import type { EventBus } from './events/bus.js';
@@ -16,6 +15,7 @@ import { closeConnectionsWhenStopping } from './http/middleware/drain.js';
 import { observeRequests } from './http/middleware/observe-requests.js';
 import { createRateLimiter, rateLimitClient } from './http/middleware/rate-limit.js';
 import { limitDuration } from './http/middleware/time-limit.js';
+import { clientAddress } from './http/request.js';
 import { GRAPHQL_PATH, OPENAPI_PATH } from './http/routes.js';
 import { createGraphQLHandler, serveGraphQL } from './http/transports/graphql.js';
 import { createRestRouter } from './http/transports/rest.js';
@@ -38,6 +38,8 @@ export interface GatewayOptions {
   graphiql: boolean;
   introspection: boolean;
   corsOrigins: string[];
+  /** Which proxies may name the client's address (X-Forwarded-For); none when absent. */
+  trustProxy?: TrustProxy;
   legacy: LegacySettings;
 }
 
@@ -58,6 +60,7 @@ export function createGateway(options: GatewayOptions) {
     redis: options.redis,
     keyPrefix: options.limits.rateLimit.keyPrefix,
   });
+  const addressOf = clientAddress(options.trustProxy ?? false);
   const app = new Hono<GatewayEnv>();
   let accepting = true;
 
@@ -81,7 +84,7 @@ export function createGateway(options: GatewayOptions) {
   }
   app.use(limitBody(options.limits.bodyBytes));
   app.use(authenticate(options.verifyToken));
-  app.use(rateLimiter.middleware((c) => rateLimitClient(c.get('principal'), getConnInfo(c).remote.address)));
+  app.use(rateLimiter.middleware((c) => rateLimitClient(c.get('principal'), addressOf(c.env.incoming))));
   app.use(refuseInvalidTokens());
   app.use(limitDuration(options.limits.requestTimeoutMs));
 
@@ -111,7 +114,7 @@ export function createGateway(options: GatewayOptions) {
         verifyToken: options.verifyToken,
         logger,
         maxMessageBytes: options.limits.bodyBytes,
-        refuseOverLimit: (principal, address) => rateLimiter.refusalFor(rateLimitClient(principal, address)),
+        refuseOverLimit: (principal, request) => rateLimiter.refusalFor(rateLimitClient(principal, addressOf(request))),
       }),
     /** From now on /readyz answers 503, so load balancers stop sending traffic. */
     stopAccepting: () => {

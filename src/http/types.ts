@@ -1,3 +1,4 @@
+import type { HttpBindings } from '@hono/node-server';
 import type { Principal } from '../auth/scopes.js';
 import type { DomainError } from '../errors.js';
 
@@ -24,6 +25,8 @@ export interface RequestContext {
 
 /** What hono's middleware leaves for the handlers behind them, and for each other. */
 export type GatewayEnv = {
+  /** Node's own request and response, under @hono/node-server. */
+  Bindings: HttpBindings;
   Variables: {
     requestId: string;
     trace: RequestTrace;

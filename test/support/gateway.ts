@@ -5,7 +5,7 @@ import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { allScopes } from '../../src/auth/scopes.js';
 import { createTokenVerifier, mintToken, type TokenKeys } from '../../src/auth/tokens.js';
-import { defaultLimits, type Limits, type ResponseCacheSettings } from '../../src/config.js';
+import { defaultLimits, type Limits, type ResponseCacheSettings, type TrustProxy } from '../../src/config.js';
 import { createPrismaClient, type PrismaClient } from '../../src/db.js';
 import type { LegacyAfterSunset } from '../../src/legacy.js';
 import { createEventBus } from '../../src/events/bus.js';
@@ -59,6 +59,8 @@ export interface GatewayTestOptions {
   tokenKeys?: TokenKeys | (() => TokenKeys);
   /** Serve anonymous reads from a response cache (off by default, as in production). */
   responseCache?: ResponseCacheSettings;
+  /** Which proxies may name the client (TRUST_PROXY); none by default. */
+  trustProxy?: TrustProxy;
 }
 
 /** The HS256 key of every test gateway; tests mint their tokens with it. */
@@ -113,6 +115,7 @@ export function useTestGateway(options: GatewayTestOptions = {}): TestGateway {
       graphiql: options.graphiql ?? true,
       legacy: { sunsetDate: options.legacySunsetDate ?? '2027-06-30', afterSunset: options.legacyAfterSunset ?? 'gone' },
       responseCache: options.responseCache,
+      trustProxy: options.trustProxy,
     });
     const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
       const listening = serve({ fetch: gatewayParts.app.fetch, hostname: '127.0.0.1', port: 0 }, () =>

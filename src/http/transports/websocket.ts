@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import { type ExecutionArgs, GraphQLError } from 'graphql';
 import type { Context, ServerOptions } from 'graphql-ws';
@@ -23,7 +23,7 @@ export interface WebSocketOptions {
   /** A larger message closes its connection with 1009, as a larger body gets 413 over HTTP. */
   maxMessageBytes?: number;
   /** Counts each operation against the caller's rate limit: the RATE_LIMITED error when over it. */
-  refuseOverLimit?: (principal: Principal, address: string | undefined) => Promise<DomainError | undefined>;
+  refuseOverLimit?: (principal: Principal, upgrade: IncomingMessage) => Promise<DomainError | undefined>;
 }
 
 /**
@@ -91,7 +91,7 @@ export function serveGraphQLOverWebSocket(
           return [toGraphQLError(expired)];
         }
         // Each operation counts as one HTTP request would, against the same limit.
-        const overLimit = await refuseOverLimit?.(principal, ctx.extra.request.socket.remoteAddress);
+        const overLimit = await refuseOverLimit?.(principal, ctx.extra.request);
         if (overLimit) return [toGraphQLError(overLimit)];
         const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
           ...ctx,
