@@ -159,11 +159,21 @@ export function useErrorMasking({ logger, introspection, countError }: ErrorMask
       ({ result, replaceParseResult }) => {
         if (result instanceof GraphQLError) replaceParseResult(classify(result, requestIdOf(context)));
       },
-    onValidate:
-      ({ context }) =>
-      ({ valid, result, setResult }) => {
+    onValidate: ({ context, validateFn, setValidationFn }) => {
+      // graphql-armor throws its limits from inside validation rather than reporting them:
+      // as validation errors they get their code here, over HTTP and WebSocket alike.
+      setValidationFn((...args) => {
+        try {
+          return validateFn(...args);
+        } catch (error) {
+          if (error instanceof GraphQLError) return [error];
+          throw error;
+        }
+      });
+      return ({ valid, result, setResult }) => {
         if (!valid) setResult(result.map((error) => classify(error, requestIdOf(context))));
-      },
+      };
+    },
     onExecute: () => ({
       onExecuteDone: ({ args, result, setResult }) => {
         if ('errors' in result) setResult(classifyAll(result, requestIdOf(args.contextValue)) as never);

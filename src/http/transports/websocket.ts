@@ -1,12 +1,12 @@
 import type { IncomingMessage, Server } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import { type ExecutionArgs, GraphQLError } from 'graphql';
-import type { Context, ServerOptions } from 'graphql-ws';
+import type { Context, ServerOptions, SubscribePayload } from 'graphql-ws';
 import { type Extra, useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { anonymous, type Principal } from '../../auth/scopes.js';
 import type { TokenVerifier } from '../../auth/tokens.js';
-import { DomainError, toGraphQLError } from '../../errors.js';
+import { DomainError, maskedInternalError, toGraphQLError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import { bearerToken, requestIdFrom } from '../request.js';
 import type { GraphQLHandler } from './graphql.js';
@@ -19,7 +19,7 @@ const CLOSE_HANDSHAKE_MS = 2_000;
 
 export interface WebSocketOptions {
   verifyToken: TokenVerifier;
-  logger?: Pick<Logger, 'info'>;
+  logger: Pick<Logger, 'info' | 'warn' | 'error'>;
   /** A larger message closes its connection with 1009, as a larger body gets 413 over HTTP. */
   maxMessageBytes?: number;
   /** Counts each operation against the caller's rate limit: the RATE_LIMITED error when over it. */
@@ -40,26 +40,6 @@ export function serveGraphQLOverWebSocket(
   { verifyToken, logger, maxMessageBytes, refuseOverLimit }: WebSocketOptions,
 ) {
   const sockets = new WebSocketServer({ server, path: yoga.graphqlEndpoint, maxPayload: maxMessageBytes });
-  // One request line per WebSocket connection (its upgrade request), written when it closes,
-  // as the HTTP requests get theirs: id (taken from X-Request-Id or made), duration, outcome.
-  sockets.on('connection', (socket, request) => {
-    const startedAt = performance.now();
-    const requestId = requestIdFrom(request.headers['x-request-id']);
-    socket.once('close', (closeCode) => {
-      logger?.info(
-        {
-          requestId,
-          method: 'GET',
-          path: yoga.graphqlEndpoint,
-          operation: 'websocket',
-          status: 101,
-          closeCode,
-          durationMs: Math.round(performance.now() - startedAt),
-        },
-        'request',
-      );
-    });
-  });
   // The connections open now, so close() can tell when their operations have completed.
   const connections = new Set<ConnectionContext>();
   const disposable = useServer<Record<string, unknown> | undefined, ConnectionExtra>(
@@ -83,46 +63,84 @@ export function serveGraphQLOverWebSocket(
       },
       execute: (args) => (args.rootValue as Envelope).execute(args),
       subscribe: (args) => (args.rootValue as Envelope).subscribe(args),
-      onSubscribe: async (ctx, _id, params) => {
-        const principal = ctx.extra.principal ?? anonymous;
-        if (principal.expiresAt !== undefined && principal.expiresAt <= Date.now()) {
-          // The token this connection was opened with has expired since: as over HTTP, 401 for this operation.
-          const expired = new DomainError('UNAUTHENTICATED', 'The token has expired; connect again with a new one.');
-          return [toGraphQLError(expired)];
-        }
-        // Each operation counts as one HTTP request would, against the same limit.
-        const overLimit = await refuseOverLimit?.(principal, ctx.extra.request);
-        if (overLimit) return [toGraphQLError(overLimit)];
-        const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
-          ...ctx,
-          req: ctx.extra.request,
-          socket: ctx.extra.socket,
-          params,
-          requestId: crypto.randomUUID(),
-          principal,
-        });
-        let document: ReturnType<typeof parse>;
-        try {
-          document = parse(params.query);
-        } catch (error) {
-          // A syntax error fails this operation (an `error` message), not the whole connection.
-          if (error instanceof GraphQLError) return [error];
-          throw error;
-        }
-        const errors = validate(schema, document);
-        if (errors.length > 0) return errors;
-        return {
-          schema,
-          document,
-          operationName: params.operationName,
-          variableValues: params.variables,
-          contextValue: await contextFactory(),
-          rootValue: { execute, subscribe },
-        } satisfies ExecutionArgs;
-      },
+      onSubscribe: (ctx, _id, params) =>
+        // Whatever fails here fails this operation with a masked error, never the connection.
+        startOperation(ctx, params).catch((error: unknown) => {
+          logger.error({ err: error }, 'unexpected error starting a WebSocket operation');
+          return [maskedInternalError()];
+        }),
     },
     sockets,
   );
+
+  async function startOperation(ctx: ConnectionContext, params: SubscribePayload) {
+    const principal = ctx.extra.principal ?? anonymous;
+    if (principal.expiresAt !== undefined && principal.expiresAt <= Date.now()) {
+      // The token this connection was opened with has expired since: as over HTTP, 401 for this operation.
+      const expired = new DomainError('UNAUTHENTICATED', 'The token has expired; connect again with a new one.');
+      return [toGraphQLError(expired)];
+    }
+    // Each operation counts as one HTTP request would, against the same limit.
+    const overLimit = await refuseOverLimit?.(principal, ctx.extra.request);
+    if (overLimit) return [toGraphQLError(overLimit)];
+    const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
+      ...ctx,
+      req: ctx.extra.request,
+      socket: ctx.extra.socket,
+      params,
+      requestId: crypto.randomUUID(),
+      principal,
+    });
+    let document: ReturnType<typeof parse>;
+    try {
+      document = parse(params.query);
+    } catch (error) {
+      // A syntax error fails this operation (an `error` message), not the whole connection.
+      if (error instanceof GraphQLError) return [error];
+      throw error;
+    }
+    const errors = validate(schema, document);
+    if (errors.length > 0) return errors;
+    return {
+      schema,
+      document,
+      operationName: params.operationName,
+      variableValues: params.variables,
+      contextValue: await contextFactory(),
+      rootValue: { execute, subscribe },
+    } satisfies ExecutionArgs;
+  }
+
+  // graphql-ws writes socket and server errors to the console as multi-line text: they are
+  // logged here instead, one JSON line each. The usual one is a message over the size limit,
+  // for which ws has already closed the connection with 1009.
+  sockets.removeAllListeners('error');
+  sockets.on('error', (error) => logger.error({ err: error }, 'WebSocket server error'));
+  // One request line per WebSocket connection (its upgrade request), written when it closes,
+  // as the HTTP requests get theirs: id (taken from X-Request-Id or made), duration, outcome.
+  sockets.on('connection', (socket, request) => {
+    const startedAt = performance.now();
+    const requestId = requestIdFrom(request.headers['x-request-id']);
+    socket.removeAllListeners('error');
+    socket.on('error', (error: Error & { code?: string }) => {
+      logger.warn({ requestId, error: error.message, code: error.code }, 'WebSocket connection error');
+      if (socket.readyState === socket.OPEN) socket.close(1011, 'Internal server error');
+    });
+    socket.once('close', (closeCode) => {
+      logger.info(
+        {
+          requestId,
+          method: 'GET',
+          path: yoga.graphqlEndpoint,
+          operation: 'websocket',
+          status: 101,
+          closeCode,
+          durationMs: Math.round(performance.now() - startedAt),
+        },
+        'request',
+      );
+    });
+  });
 
   const operationsOpen = () => [...connections].some((ctx) => Object.keys(ctx.subscriptions).length > 0);
 
