@@ -45,10 +45,10 @@ export interface GatewayOptions {
 
 /**
  * Composes the gateway. Every request passes the same middleware in this
- * order: request id and log line, CORS, body size, authentication, rate limit
- * (which also counts requests whose token is refused), refusal of bad tokens,
- * time limit; then GraphQL at /graphql or the REST compatibility routes, and
- * the spec's Error body for anything else.
+ * order: request id and log line, CORS, time limit, body size,
+ * authentication, rate limit (which also counts requests whose token is
+ * refused), refusal of bad tokens; then GraphQL at /graphql or the REST
+ * compatibility routes, and the spec's Error body for anything else.
  */
 export function createGateway(options: GatewayOptions) {
   const { logger, metrics } = options;
@@ -82,11 +82,13 @@ export function createGateway(options: GatewayOptions) {
     const origin = options.corsOrigins.includes('*') ? '*' : options.corsOrigins;
     app.use(cors({ origin, exposeHeaders: ['X-Request-Id', 'RateLimit', 'RateLimit-Policy', 'Retry-After'] }));
   }
+  // The time limit covers the whole request, the guards too: the identity provider's keys and
+  // the shared rate limit are calls to other services.
+  app.use(limitDuration(options.limits.requestTimeoutMs));
   app.use(limitBody(options.limits.bodyBytes));
   app.use(authenticate(options.verifyToken));
   app.use(rateLimiter.middleware((c) => rateLimitClient(c.get('principal'), addressOf(c.env.incoming))));
   app.use(refuseInvalidTokens());
-  app.use(limitDuration(options.limits.requestTimeoutMs));
 
   app.all(GRAPHQL_PATH, serveGraphQL(graphql));
   app.route('/', createRestRouter({ ...options, legacy }));
