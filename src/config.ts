@@ -62,6 +62,11 @@ const environmentSchema = z.object({
     .default('development'),
   HOST: z.string().min(1, { error: 'HOST must be a host name or address to listen on' }).default('127.0.0.1'),
   PORT: port('PORT').default(4000),
+  METRICS_PORT: port('METRICS_PORT').optional(),
+  METRICS_TOKEN: z
+    .string()
+    .min(16, { error: 'METRICS_TOKEN must be at least 16 characters (the bearer token Prometheus sends)' })
+    .optional(),
   DATABASE_URL: postgresUrl('DATABASE_URL').optional(),
   DATABASE_POOL_SIZE: wholeNumber('DATABASE_POOL_SIZE', 1, 100).optional(),
   DATABASE_STATEMENT_TIMEOUT_MS: wholeNumber('DATABASE_STATEMENT_TIMEOUT_MS', 100, 600_000).default(5_000),
@@ -214,6 +219,8 @@ export interface Config {
   corsOrigins: string[];
   /** Where the client's address comes from, for rate limits (TRUST_PROXY). */
   trustProxy: TrustProxy;
+  /** /metrics on a port of its own (METRICS_PORT), else on the API's; and the token it asks for. */
+  metrics: { port: number | undefined; token: string | undefined };
   /** How long in-flight requests may take to finish after SIGTERM. */
   shutdownGraceMs: number;
 }
@@ -294,6 +301,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         : undefined,
     introspection: settings.INTROSPECTION ?? !production,
     trustProxy: settings.TRUST_PROXY ?? false,
+    metrics: { port: settings.METRICS_PORT, token: settings.METRICS_TOKEN },
     shutdownGraceMs: settings.SHUTDOWN_GRACE_MS,
     corsOrigins: (settings.CORS_ORIGINS ?? '')
       .split(',')

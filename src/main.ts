@@ -75,6 +75,7 @@ const gateway = createGateway({
   introspection: config.introspection,
   corsOrigins: config.corsOrigins,
   trustProxy: config.trustProxy,
+  metricsEndpoint: { ownPort: config.metrics.port !== undefined, token: config.metrics.token },
   graphiql: config.graphiql,
   legacy: config.legacy,
 });
@@ -95,6 +96,14 @@ const server = serve({ fetch: gateway.app.fetch, hostname: config.host, port: co
 });
 
 const webSockets = gateway.serveWebSockets(server as Server);
+
+// /metrics on a port of its own (METRICS_PORT), for a scraper on a network clients do not reach.
+const metricsServer =
+  config.metrics.port === undefined
+    ? undefined
+    : serve({ fetch: gateway.metricsApp.fetch, hostname: config.host, port: config.metrics.port }, (address) =>
+        logger.info({ port: address.port }, 'metrics served on their own port'),
+      );
 
 /**
  * SIGTERM / SIGINT: stop taking new work (the listener closes, /readyz says
@@ -137,6 +146,7 @@ async function shutdown(signal: string) {
   await webSockets.close();
   await Promise.race([closed, delay(Math.min(KEEP_ALIVE_DRAIN_MS, config.shutdownGraceMs / 2))]);
   http.closeIdleConnections();
+  metricsServer?.close();
   await closed;
   clearTimeout(grace);
   // A request cut above may still be waiting on the database: its connection is not waited for long.

@@ -18,10 +18,10 @@ import { limitDuration } from './http/middleware/time-limit.js';
 import { clientAddress } from './http/request.js';
 import { GRAPHQL_PATH, OPENAPI_PATH } from './http/routes.js';
 import { createGraphQLHandler, serveGraphQL } from './http/transports/graphql.js';
+import { metricsRoutes, operationsRoutes } from './http/transports/operations.js';
 import { createRestRouter } from './http/transports/rest.js';
 import { serveGraphQLOverWebSocket } from './http/transports/websocket.js';
 import type { GatewayEnv } from './http/types.js';
-import { checkReadiness } from './observability/health.js';
 import type { Metrics } from './observability/metrics.js';
 
 export interface GatewayOptions {
@@ -40,6 +40,8 @@ export interface GatewayOptions {
   corsOrigins: string[];
   /** Which proxies may name the client's address (X-Forwarded-For); none when absent. */
   trustProxy?: TrustProxy;
+  /** /metrics on a port of its own (then not on the API's), and the bearer token it asks for, if any. */
+  metricsEndpoint?: { ownPort: boolean; token?: string };
   legacy: LegacySettings;
 }
 
@@ -67,16 +69,15 @@ export function createGateway(options: GatewayOptions) {
   app.use(observeRequests({ logger, metrics }));
   app.use(closeConnectionsWhenStopping(() => !accepting));
 
-  // Operations endpoints: outside authentication and rate limits, for probes and Prometheus.
-  app.get('/healthz', (c) => c.json({ status: 'ok' }));
-  app.get('/readyz', async (c) => {
-    const readiness = accepting ? await checkReadiness(options.prisma) : { ready: false as const, reason: 'Shutting down.' };
-    return readiness.ready ? c.json({ status: 'ready' }) : c.json({ status: 'not ready', reason: readiness.reason }, 503);
-  });
-  app.get('/metrics', async (c) => {
-    metrics.openSubscriptions.set(options.events.openSubscriptions);
-    return c.text(await metrics.registry.metrics(), 200, { 'Content-Type': metrics.registry.contentType });
-  });
+  app.route(
+    '/',
+    operationsRoutes({
+      ...options,
+      isAccepting: () => accepting,
+      serveMetrics: options.metricsEndpoint?.ownPort !== true,
+      metricsToken: options.metricsEndpoint?.token,
+    }),
+  );
   if (options.corsOrigins.length > 0) {
     // CORS_ORIGINS=* allows any origin; hono takes that as the string '*', not as a list holding it.
     const origin = options.corsOrigins.includes('*') ? '*' : options.corsOrigins;
@@ -118,6 +119,8 @@ export function createGateway(options: GatewayOptions) {
         maxMessageBytes: options.limits.bodyBytes,
         refuseOverLimit: (principal, request) => rateLimiter.refusalFor(rateLimitClient(principal, addressOf(request))),
       }),
+    /** /metrics alone, for METRICS_PORT. */
+    metricsApp: metricsRoutes({ ...options, metricsToken: options.metricsEndpoint?.token }),
     /** From now on /readyz answers 503, so load balancers stop sending traffic. */
     stopAccepting: () => {
       accepting = false;

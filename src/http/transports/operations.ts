@@ -1,0 +1,61 @@
+import { timingSafeEqual } from 'node:crypto';
+import { type Context, Hono } from 'hono';
+import type { PrismaClient } from '../../db.js';
+import type { EventBus } from '../../events/bus.js';
+import { checkReadiness } from '../../observability/health.js';
+import type { Metrics } from '../../observability/metrics.js';
+import { bearerToken } from '../request.js';
+import type { GatewayEnv } from '../types.js';
+
+/**
+ * The endpoints for probes and Prometheus: outside authentication and rate
+ * limits. /metrics is served here unless it has a port of its own
+ * (METRICS_PORT), and asks for METRICS_TOKEN as a bearer token when one is set.
+ */
+
+export interface OperationsOptions {
+  prisma: PrismaClient;
+  events: EventBus;
+  metrics: Metrics;
+  /** False once shutdown has begun: /readyz then answers 503 so load balancers stop sending traffic. */
+  isAccepting: () => boolean;
+  /** Serve /metrics on this router (false when it has a port of its own). */
+  serveMetrics: boolean;
+  metricsToken?: string;
+}
+
+export function operationsRoutes(options: OperationsOptions) {
+  const routes = new Hono<GatewayEnv>();
+  routes.get('/healthz', (c) => c.json({ status: 'ok' }));
+  routes.get('/readyz', async (c) => {
+    const readiness = options.isAccepting()
+      ? await checkReadiness(options.prisma)
+      : { ready: false as const, reason: 'Shutting down.' };
+    return readiness.ready ? c.json({ status: 'ready' }) : c.json({ status: 'not ready', reason: readiness.reason }, 503);
+  });
+  if (options.serveMetrics) routes.get('/metrics', metricsHandler(options));
+  return routes;
+}
+
+/** /metrics alone, for its own port. */
+export function metricsRoutes(options: Pick<OperationsOptions, 'events' | 'metrics' | 'metricsToken'>) {
+  return new Hono().get('/metrics', metricsHandler(options));
+}
+
+function metricsHandler({ events, metrics, metricsToken }: Pick<OperationsOptions, 'events' | 'metrics' | 'metricsToken'>) {
+  const expected = metricsToken === undefined ? undefined : Buffer.from(metricsToken);
+  return async (c: Context) => {
+    if (expected && !sameSecret(bearerToken(c.req.header('authorization') ?? ''), expected)) {
+      c.header('WWW-Authenticate', 'Bearer realm="metrics"');
+      return c.json({ code: 'UNAUTHENTICATED', message: '/metrics needs the bearer token METRICS_TOKEN.', status: 401 }, 401);
+    }
+    metrics.openSubscriptions.set(events.openSubscriptions);
+    return c.text(await metrics.registry.metrics(), 200, { 'Content-Type': metrics.registry.contentType });
+  };
+}
+
+function sameSecret(given: string | undefined, expected: Buffer): boolean {
+  if (given === undefined) return false;
+  const bytes = Buffer.from(given);
+  return bytes.length === expected.length && timingSafeEqual(bytes, expected);
+}
