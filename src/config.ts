@@ -72,6 +72,7 @@ const environmentSchema = z.object({
   DATABASE_STATEMENT_TIMEOUT_MS: wholeNumber('DATABASE_STATEMENT_TIMEOUT_MS', 100, 600_000).default(5_000),
   REQUEST_TIMEOUT_MS: wholeNumber('REQUEST_TIMEOUT_MS', 100, 600_000).default(10_000),
   SHUTDOWN_GRACE_MS: wholeNumber('SHUTDOWN_GRACE_MS', 0, 600_000).default(10_000),
+  SHUTDOWN_DRAIN_MS: wholeNumber('SHUTDOWN_DRAIN_MS', 0, 600_000).optional(),
   AUTH_JWT_SECRET: z
     .string()
     .min(32, { error: 'AUTH_JWT_SECRET must be at least 32 characters (the HS256 shared secret)' })
@@ -223,6 +224,8 @@ export interface Config {
   metrics: { port: number | undefined; token: string | undefined };
   /** How long in-flight requests may take to finish after SIGTERM. */
   shutdownGraceMs: number;
+  /** How long the listener stays open after SIGTERM (while /readyz says 503), so load balancers can stop routing. */
+  shutdownDrainMs: number;
 }
 
 function authSettings(settings: z.output<typeof environmentSchema>): AuthSettings | string[] {
@@ -259,6 +262,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (Array.isArray(auth)) throw new ConfigError(auth);
   const embedded = settings.DATABASE_URL === undefined;
   const production = settings.NODE_ENV === 'production';
+  const shutdownDrainMs = settings.SHUTDOWN_DRAIN_MS ?? (production ? 5_000 : 0);
+  if (shutdownDrainMs > 0 && shutdownDrainMs >= settings.SHUTDOWN_GRACE_MS) {
+    throw new ConfigError(['SHUTDOWN_DRAIN_MS must be shorter than SHUTDOWN_GRACE_MS (the drain is part of the grace period)']);
+  }
   return {
     nodeEnv: settings.NODE_ENV,
     host: settings.HOST,
@@ -303,6 +310,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     trustProxy: settings.TRUST_PROXY ?? false,
     metrics: { port: settings.METRICS_PORT, token: settings.METRICS_TOKEN },
     shutdownGraceMs: settings.SHUTDOWN_GRACE_MS,
+    shutdownDrainMs,
     corsOrigins: (settings.CORS_ORIGINS ?? '')
       .split(',')
       .map((origin) => origin.trim())

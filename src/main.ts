@@ -133,6 +133,12 @@ async function shutdown(signal: string) {
     http.closeAllConnections();
   }, config.shutdownGraceMs);
   gateway.stopAccepting();
+  // /readyz now answers 503; until the load balancer has seen it (SHUTDOWN_DRAIN_MS) the listener
+  // stays open, so requests already on their way, in the accept backlog too, are answered.
+  if (config.shutdownDrainMs > 0) {
+    logger.info({ drainMs: config.shutdownDrainMs }, 'draining: still listening while load balancers stop routing');
+    await delay(config.shutdownDrainMs);
+  }
   // The listener closes on the next turn of the event loop, so that connections already
   // waiting in its backlog are accepted (and answered) rather than reset with it. Not with
   // http.Server.close(), which would also drop every idle keep-alive connection at once: a
