@@ -9,7 +9,7 @@
 # The server needs DATABASE_URL and AUTH_JWT_SECRET (or AUTH_JWKS_URL with
 # AUTH_ISSUER and AUTH_AUDIENCE) from the environment: no secret is baked in.
 
-ARG NODE_IMAGE=node:20-slim
+ARG NODE_IMAGE=node:24-slim
 
 # ---- build: every dependency, the generated Prisma client, the compiled server ----
 FROM ${NODE_IMAGE} AS build
