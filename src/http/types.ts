@@ -21,6 +21,8 @@ export interface RequestContext {
   requestId: string;
   principal: Principal;
   trace?: RequestTrace;
+  /** Aborted once the request has been answered at its time limit: work not yet started is not started. */
+  deadline?: AbortSignal;
 }
 
 /** What hono's middleware leaves for the handlers behind them, and for each other. */
@@ -33,5 +35,7 @@ export type GatewayEnv = {
     principal: Principal;
     /** Why the request's token was refused; answered by refuseInvalidTokens, after the rate limit. */
     tokenRefusal?: DomainError;
+    /** Aborted when the request is answered at its time limit (limitDuration). */
+    deadline?: AbortSignal;
   };
 };

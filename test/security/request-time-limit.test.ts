@@ -1,9 +1,11 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { generateKeyPair, SignJWT } from 'jose';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestGateway } from '../support/gateway.js';
 import { bearer, expectRefusal, postGraphQL } from '../support/http.js';
+import { arrangePets } from '../support/operations.js';
 
 /**
  * REQUEST_TIMEOUT_MS bounds the whole request, the guards before GraphQL and
@@ -29,6 +31,7 @@ afterAll(async () => {
   await new Promise<void>((resolve) => silentProvider.close(() => resolve()));
 });
 
+const quick = useTestGateway({ limits: { requestTimeoutMs: LIMIT_MS } });
 const gateway = useTestGateway({
   limits: { requestTimeoutMs: LIMIT_MS },
   tokenKeys: () => ({ kind: 'jwks', url: jwksUrl, issuer: 'https://id.test/', audience: 'petstore' }),
@@ -50,5 +53,29 @@ describe('the request time limit', () => {
     expectRefusal(answer, 'TIMEOUT', 503);
     // A bound with a generous margin, well below the 5 s jose would wait on its own.
     expect(tookMs).toBeLessThan(LIMIT_MS + 2_500);
+  });
+
+  it('starts no further work once it has answered: the next mutation of the document does not run', async () => {
+    const { pets } = await arrangePets(quick.prisma, 10, 10);
+    const [first, second] = pets as [{ id: string }, { id: string }];
+    // Hold the first pet's row, so the first mutation waits past the time limit.
+    const holder = new pg.Client({ connectionString: quick.databaseUrl });
+    await holder.connect();
+    await holder.query('BEGIN');
+    await holder.query('SELECT id FROM pets WHERE id = $1 FOR UPDATE', [first.id]);
+    try {
+      const answer = await quick.graphql(
+        `mutation { first: updateInventory(petId: "${first.id}", input: { quantity: 5 }) { quantity }
+                    second: updateInventory(petId: "${second.id}", input: { quantity: 7 }) { quantity } }`,
+      );
+      expect(answer.errors?.[0]?.extensions).toMatchObject({ code: 'TIMEOUT', status: 503 });
+    } finally {
+      await holder.query('COMMIT');
+      await holder.end();
+    }
+    // The first mutation, already running, finishes as a whole; the second never starts.
+    await expect.poll(async () => (await quick.prisma.inventoryItem.findUniqueOrThrow({ where: { petId: BigInt(first.id) } })).quantity).toBe(5);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect((await quick.prisma.inventoryItem.findUniqueOrThrow({ where: { petId: BigInt(second.id) } })).quantity).toBe(10);
   });
 });

@@ -6,15 +6,21 @@ import type { GatewayEnv } from '../types.js';
 /**
  * A request still running after the limit is answered 503 TIMEOUT at once.
  * The answer is the refusal itself, not a thrown exception, so no error
- * handler turns it into a 500. The work behind it is not interrupted: a
- * statement still waiting ends at the statement timeout, and a transaction
- * either commits or rolls back as a whole.
+ * handler turns it into a 500. Its `deadline` signal is aborted then, so
+ * GraphQL starts no resolver after it (useRequestDeadline); a statement
+ * already running ends at the statement timeout, and a transaction either
+ * commits or rolls back as a whole.
  */
 export function limitDuration(ms: number): MiddlewareHandler<GatewayEnv> {
   return async (c, next) => {
     let timer: NodeJS.Timeout | undefined;
+    const deadline = new AbortController();
+    c.set('deadline', deadline.signal);
     const expired = new Promise<'expired'>((resolve) => {
-      timer = setTimeout(() => resolve('expired'), ms);
+      timer = setTimeout(() => {
+        deadline.abort(new DomainError('TIMEOUT', `The request took longer than ${ms} ms and was stopped.`));
+        resolve('expired');
+      }, ms);
     });
     try {
       const outcome = await Promise.race([next().then(() => 'done' as const), expired]);

@@ -14,6 +14,7 @@ import { useErrorMasking } from '../plugins/use-error-masking.js';
 import { useGraphiQL } from '../plugins/use-graphiql.js';
 import { useOperationObserver } from '../plugins/use-operation-observer.js';
 import { useQueryLimits } from '../plugins/use-query-limits.js';
+import { useRequestDeadline } from '../plugins/use-request-deadline.js';
 import { useAnonymousResponseCache } from '../plugins/use-response-cache.js';
 import { useRoundedIdRefusal } from '../plugins/use-rounded-id-refusal.js';
 import { useSubscriptionTokenExpiry } from '../plugins/use-subscription-token-expiry.js';
@@ -78,6 +79,7 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
       useVariablePageCost(options.limits.maxCost),
       useRoundedIdRefusal(),
       useSubscriptionTokenExpiry(),
+      useRequestDeadline(),
       useOperationObserver(options.metrics),
       ...(options.responseCache
         ? [
@@ -109,6 +111,7 @@ export function serveGraphQL(yoga: GraphQLHandler) {
       requestId: c.get('requestId'),
       principal: c.get('principal'),
       trace: c.get('trace'),
+      deadline: c.get('deadline'),
     });
     if (!WHOLE_ANSWER.test(response.headers.get('content-type') ?? '')) return response;
     const headers: Record<string, string> = {};
