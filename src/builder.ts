@@ -4,6 +4,8 @@ import PrismaPlugin from '@pothos/plugin-prisma';
 import RelayPlugin from '@pothos/plugin-relay';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import { DateTimeResolver } from 'graphql-scalars';
+import './schema/int64-ids.js';
+import './schema/paging.js';
 import { type Principal, requireScope, type Scope } from './auth/scopes.js';
 import type { PrismaClient } from './db.js';
 import type { EventPublisher } from './domain/events.js';
@@ -46,7 +48,9 @@ export const builder = new SchemaBuilder<{
   DefaultEdgesNullability: false;
   DefaultNodeNullability: false;
 }>({
-  plugins: [ScopeAuthPlugin, DirectivesPlugin, PrismaPlugin, RelayPlugin],
+  // `paging`: src/schema/paging.ts, the page-size and cursor rule of every connection.
+  // `int64Ids`: src/schema/int64-ids.ts, id arguments that arrive parsed as bigints.
+  plugins: [ScopeAuthPlugin, 'paging', 'int64Ids', DirectivesPlugin, PrismaPlugin, RelayPlugin],
   scopeAuth: {
     // A subscription is refused when it starts, not at its first event.
     authorizeOnSubscribe: true,

@@ -3,6 +3,7 @@ import type { PrismaClient } from '../db.js';
 import { conflict, notFound } from '../errors.js';
 import type { Category, Pet, Prisma } from '../generated/prisma/client.js';
 import type { PetStatus } from '../generated/prisma/enums.js';
+import { type Loading, readWith } from './loading.js';
 import { lockCategory, lockPet } from './locks.js';
 import { type EventPublisher, petStatusChanged, transactionWithEvents } from './events.js';
 import { description, name, validate } from './validation.js';
@@ -31,26 +32,6 @@ export async function updateCategory(db: PrismaClient, id: bigint, input: Catego
 }
 
 /**
- * What a caller wants loaded with a row it gets back: GraphQL passes what the
- * operation selects, as Prisma's `select` (columns and relations) or
- * `include` (relations). A deleted row must be read with them before it
- * goes: afterwards there is nothing left to load them from.
- */
-export interface Loading<Include, Select = never> {
-  include?: Include;
-  select?: Select;
-}
-
-/**
- * Whether `loading` asks for the relation `name`, which the row a write
- * returns does not carry: then the row is read again, with `loading`.
- */
-export function loadsRelation(loading: Loading<object, object>, name: string): boolean {
-  const wanted = loading.select ?? loading.include;
-  return Boolean(wanted && (wanted as Record<string, unknown>)[name]);
-}
-
-/**
  * Refused while any pet belongs to the category (the foreign key enforces it
  * too). Returns the category as it was, with the relations in `loading`.
  */
@@ -62,10 +43,9 @@ export async function deleteCategory(
   return db.$transaction(async (tx) => {
     // Locked first: a pet being added to it meanwhile is either counted below or finds it gone.
     if (!(await lockCategory(tx, id, 'update'))) throw notFound(`Category ${id} does not exist.`);
-    // A `select` from GraphQL holds every column its fields read; the row is typed as the whole model.
-    const category = loading.select
-      ? ((await tx.category.findUniqueOrThrow({ select: loading.select, where: { id } })) as Category)
-      : await tx.category.findUniqueOrThrow({ include: loading.include, where: { id } });
+    const category = await readWith<Category, Prisma.CategoryDefaultArgs>(loading, (shape) =>
+      tx.category.findUniqueOrThrow({ ...shape, where: { id } }),
+    );
     const pets = await tx.pet.count({ where: { categoryId: id } });
     if (pets > 0) {
       throw conflict(`Category ${id} still has ${pets} pet${pets === 1 ? '' : 's'}; move or delete them first.`);
@@ -148,9 +128,9 @@ export async function deletePet(
         `Pet ${id} has ${openOrders} open order${openOrders === 1 ? '' : 's'}; complete or cancel them first.`,
       );
     }
-    const pet = loading.select
-      ? ((await tx.pet.findUniqueOrThrow({ select: loading.select, where: { id } })) as Pet)
-      : await tx.pet.findUniqueOrThrow({ include: loading.include, where: { id } });
+    const pet = await readWith<Pet, Prisma.PetDefaultArgs>(loading, (shape) =>
+      tx.pet.findUniqueOrThrow({ ...shape, where: { id } }),
+    );
     await tx.order.deleteMany({ where: { petId: id } });
     await tx.pet.delete({ where: { id } });
     return pet;

@@ -1,7 +1,7 @@
 import type { PrismaClient } from '../db.js';
 import type { Order, Pet } from '../generated/prisma/client.js';
 import type { PetStatus } from '../generated/prisma/enums.js';
-import type { Tx } from './locks.js';
+import type { Tx } from './transaction.js';
 
 /**
  * What the domain tells the world after a write commits. Payloads are plain

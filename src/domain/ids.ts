@@ -1,6 +1,7 @@
 import { validationFailed } from '../errors.js';
 
-const MAX_INT64 = 2n ** 63n - 1n;
+/** The largest id: PostgreSQL's bigint, a signed 64-bit integer. */
+export const MAX_INT64 = 2n ** 63n - 1n;
 
 /**
  * Ids are PostgreSQL bigints (int64). They travel as strings in GraphQL (`ID`)

@@ -1,5 +1,5 @@
-import type { Prisma } from '../generated/prisma/client.js';
 import type { PetStatus } from '../generated/prisma/enums.js';
+import type { Tx } from './transaction.js';
 
 /**
  * Row locks of the writes, taken in one order everywhere so that no two
@@ -14,7 +14,6 @@ import type { PetStatus } from '../generated/prisma/enums.js';
  * share lock on the pet for the foreign key; a pet lock taken up front means
  * that one never has to wait.)
  */
-export type Tx = Prisma.TransactionClient;
 
 export interface LockedPet {
   id: bigint;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { PrismaClient } from '../db.js';
 import { notFound } from '../errors.js';
-import type { Order, Pet } from '../generated/prisma/client.js';
+import type { Order, Pet, Prisma } from '../generated/prisma/client.js';
 import { validate, wholeNumberBetween } from './validation.js';
 
 /** Reads that answer with an error rather than an empty result, shared by the HTTP layers. */
@@ -37,12 +37,20 @@ export interface OrderPage {
   hasMore: boolean;
 }
 
+/** The one filter of order lists (GraphQL `orders`, REST `GET /store/orders`): by pet and completeness. */
+export function orderFilter(filter: { petId?: bigint | null; complete?: boolean | null }): Prisma.OrderWhereInput {
+  return {
+    ...(filter.petId == null ? {} : { petId: filter.petId }),
+    ...(typeof filter.complete === 'boolean' ? { complete: filter.complete } : {}),
+  };
+}
+
 /** Orders by id (a stable order for offset paging), filtered by pet and completeness. */
 export async function listOrders(db: PrismaClient, query: OrderListQuery): Promise<OrderPage> {
   const { complete, petId, limit, offset } = validate(orderListQuery, query);
   // One row past the page tells whether another page exists, without a count.
   const rows = await db.order.findMany({
-    where: { ...(petId === undefined ? {} : { petId }), ...(complete === undefined ? {} : { complete }) },
+    where: orderFilter({ petId, complete }),
     orderBy: { id: 'asc' },
     skip: offset,
     take: limit + 1,

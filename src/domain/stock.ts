@@ -3,8 +3,9 @@ import type { PrismaClient } from '../db.js';
 import { conflict, DomainError, notFound } from '../errors.js';
 import type { InventoryItem, Order, Prisma } from '../generated/prisma/client.js';
 import type { PetStatus } from '../generated/prisma/enums.js';
-import { type Loading, loadsRelation } from './catalog.js';
-import { type LockedPet, lockPet, type Tx } from './locks.js';
+import { type Loading, loadsRelation, readWith } from './loading.js';
+import { type LockedPet, lockPet } from './locks.js';
+import type { Tx } from './transaction.js';
 import {
   type DomainEvent,
   type EventPublisher,
@@ -30,15 +31,9 @@ async function lockStock(tx: Tx, petId: bigint): Promise<{ quantity: number } | 
   return rows[0];
 }
 
-/**
- * The order with the relations in `loading`, read in the transaction. A
- * `select` from GraphQL holds every column its fields read; the row is typed
- * as the whole model.
- */
-async function readOrder(tx: Tx, id: bigint, loading: Loading<Prisma.OrderInclude, Prisma.OrderSelect>) {
-  return loading.select
-    ? ((await tx.order.findUniqueOrThrow({ select: loading.select, where: { id } })) as Order)
-    : tx.order.findUniqueOrThrow({ include: loading.include, where: { id } });
+/** The order with the relations in `loading`, read in the transaction. */
+function readOrder(tx: Tx, id: bigint, loading: Loading<Prisma.OrderInclude, Prisma.OrderSelect>) {
+  return readWith<Order, Prisma.OrderDefaultArgs>(loading, (shape) => tx.order.findUniqueOrThrow({ ...shape, where: { id } }));
 }
 
 /**
@@ -114,9 +109,9 @@ export async function updateInventory(
       update: { quantity },
     });
     await refreshStatus(tx, record, pet, quantity);
-    return loading.select
-      ? ((await tx.inventoryItem.findUniqueOrThrow({ select: loading.select, where: { petId } })) as InventoryItem)
-      : tx.inventoryItem.findUniqueOrThrow({ include: loading.include, where: { petId } });
+    return readWith<InventoryItem, Prisma.InventoryItemDefaultArgs>(loading, (shape) =>
+      tx.inventoryItem.findUniqueOrThrow({ ...shape, where: { petId } }),
+    );
   });
 }
 

@@ -1,25 +1,16 @@
 import { scopes } from '../auth/scopes.js';
 import { builder } from '../builder.js';
 import { createCategory, deleteCategory, updateCategory } from '../domain/catalog.js';
-import { parseId } from '../domain/ids.js';
-import { checkPageSize, pagedById, pageSize } from './shared.js';
+import { int64Id, pagedById, pageSizes } from './shared.js';
 
 export const Category = builder.prismaObject('Category', {
   description: 'A kind of animal, such as dogs, cats or rabbits.',
   // Select mode, as Pet: these columns always, relations only when asked.
   select: { id: true, name: true, description: true },
   fields: (t) => ({
-    id: t.field({
-      type: 'ID',
-      resolve: (row) => row.id.toString(),
-      description: 'Unique identifier (int64, as a string), assigned on creation.',
-    }),
-    name: t.string({ resolve: (row) => row.name, description: 'The category name, unique in the store.' }),
-    description: t.string({
-      nullable: true,
-      resolve: (row) => row.description,
-      description: 'A short description of the category.',
-    }),
+    id: t.field(int64Id('id', 'Unique identifier (int64, as a string), assigned on creation.')),
+    name: t.exposeString('name', { description: 'The category name, unique in the store.' }),
+    description: t.exposeString('description', { nullable: true, description: 'A short description of the category.' }),
     pets: t.relatedConnection('pets', {
       description: 'The pets of this category, by id.',
       ...pagedById,
@@ -32,24 +23,17 @@ builder.queryFields((t) => ({
     type: 'Category',
     cursor: 'id',
     description: 'Categories by id, 20 to a page unless asked (at most 100).',
-    defaultSize: pageSize.default,
-    maxSize: pageSize.max,
-    totalCount: (_parent, args, ctx) => {
-      checkPageSize(args);
-      return ctx.prisma.category.count();
-    },
-    resolve: (query, _parent, args, ctx) => {
-      checkPageSize(args);
-      return ctx.prisma.category.findMany({ ...query, orderBy: { id: 'asc' } });
-    },
+    ...pageSizes,
+    totalCount: (_parent, _args, ctx) => ctx.prisma.category.count(),
+    resolve: (query, _parent, _args, ctx) => ctx.prisma.category.findMany({ ...query, orderBy: { id: 'asc' } }),
   }),
   category: t.prismaField({
     type: 'Category',
     nullable: true,
     description: 'One category by its id, or null when there is none.',
-    args: { id: t.arg.id({ required: true, description: 'The id of the category.' }) },
+    args: { id: t.arg.int64Id({ required: true, description: 'The id of the category.' }) },
     resolve: (query, _parent, args, ctx) =>
-      ctx.prisma.category.findUnique({ ...query, where: { id: parseId(args.id) } }),
+      ctx.prisma.category.findUnique({ ...query, where: { id: args.id } }),
   }),
 }));
 
@@ -82,17 +66,17 @@ builder.mutationFields((t) => ({
     type: Category,
     description: "Changes a category's name or description.",
     args: {
-      id: t.arg.id({ required: true, description: 'The id of the category.' }),
+      id: t.arg.int64Id({ required: true, description: 'The id of the category.' }),
       input: t.arg({ type: CategoryChanges, required: true, description: 'The changes.' }),
     },
-    resolve: (_root, { id, input }, ctx) => updateCategory(ctx.prisma, parseId(id), input),
+    resolve: (_root, { id, input }, ctx) => updateCategory(ctx.prisma, id, input),
   }),
   deleteCategory: t.prismaField({
     authScopes: { scope: scopes.writeCatalog },
     type: Category,
     description: 'Removes a category; refused while any pet belongs to it. Returns the category as it was.',
-    args: { id: t.arg.id({ required: true, description: 'The id of the category.' }) },
+    args: { id: t.arg.int64Id({ required: true, description: 'The id of the category.' }) },
     // The relations the operation selects are read before the row goes.
-    resolve: (query, _root, { id }, ctx) => deleteCategory(ctx.prisma, parseId(id), query),
+    resolve: (query, _root, { id }, ctx) => deleteCategory(ctx.prisma, id, query),
   }),
 }));

@@ -1,7 +1,6 @@
 import { scopes } from '../auth/scopes.js';
 import { builder } from '../builder.js';
 import type { InventoryChanged, OrderChanged, PetStatusChanged } from '../domain/events.js';
-import { parseId } from '../domain/ids.js';
 import { PetStatus } from './pet.js';
 import { stability } from './shared.js';
 
@@ -66,10 +65,10 @@ builder.subscriptionFields((t) => ({
   inventoryChanged: t.field({
     type: InventoryChange,
     ...stability('EXPERIMENTAL', "A pet's stock each time a write changes it: all pets, or the one given."),
-    args: { petId: t.arg.id({ required: false, description: 'Only this pet.' }) },
+    args: { petId: t.arg.int64Id({ required: false, description: 'Only this pet.' }) },
     subscribe: (_root, { petId }, ctx) =>
       petId
-        ? ctx.pubsub.subscribe('inventoryChanged:pet', parseId(petId, 'petId').toString())
+        ? ctx.pubsub.subscribe('inventoryChanged:pet', petId.toString())
         : ctx.pubsub.subscribe('inventoryChanged'),
     resolve: (change) => change,
   }),

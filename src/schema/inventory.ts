@@ -1,24 +1,19 @@
 import { scopes } from '../auth/scopes.js';
 import { builder } from '../builder.js';
-import { parseId } from '../domain/ids.js';
 import { inventorySummary, type StatusTotal, updateInventory } from '../domain/stock.js';
+import type { PetStatus as PetStatusValue } from '../generated/prisma/enums.js';
 import { PetStatus } from './pet.js';
-import { checkPageSize, pageSize, stability } from './shared.js';
+import { int64Id, pageSizes, stability } from './shared.js';
 
 export const InventoryItem = builder.prismaObject('InventoryItem', {
   description: 'The stock of one pet.',
   // Select mode, as Pet: these columns always, relations only when asked.
   select: { petId: true, quantity: true, status: true },
   fields: (t) => ({
-    petId: t.field({
-      type: 'ID',
-      resolve: (row) => row.petId.toString(),
-      description: 'The id of the animal this entry tracks.',
-    }),
-    quantity: t.int({ resolve: (row) => row.quantity, description: 'Current stock count.' }),
-    status: t.field({
+    petId: t.field(int64Id('petId', 'The id of the animal this entry tracks.')),
+    quantity: t.exposeInt('quantity', { description: 'Current stock count.' }),
+    status: t.expose('status', {
       type: PetStatus,
-      resolve: (row) => row.status,
       description: 'AVAILABLE while in stock; at zero, PENDING while an order is open, else SOLD.',
     }),
     pet: t.relation('pet', { description: 'The animal this entry tracks.' }),
@@ -41,36 +36,28 @@ const InventoryFilter = builder.inputType('InventoryFilter', {
   }),
 });
 
+const inventoryWhere = (filter?: { status?: PetStatusValue | null } | null) => (filter?.status ? { status: filter.status } : {});
+
 builder.queryFields((t) => ({
   inventory: t.prismaConnection({
     type: 'InventoryItem',
     cursor: 'petId',
     description: 'Inventory entries by pet id, 20 to a page unless asked (at most 100).',
-    defaultSize: pageSize.default,
-    maxSize: pageSize.max,
+    ...pageSizes,
     args: {
       filter: t.arg({ type: InventoryFilter, required: false, description: 'Conditions the entries must meet.' }),
     },
-    totalCount: (_parent, args, ctx) => {
-      checkPageSize(args);
-      return ctx.prisma.inventoryItem.count({ where: args.filter?.status ? { status: args.filter.status } : {} });
-    },
-    resolve: (query, _parent, args, ctx) => {
-      checkPageSize(args);
-      return ctx.prisma.inventoryItem.findMany({
-        ...query,
-        where: args.filter?.status ? { status: args.filter.status } : {},
-        orderBy: { petId: 'asc' },
-      });
-    },
+    totalCount: (_parent, args, ctx) => ctx.prisma.inventoryItem.count({ where: inventoryWhere(args.filter) }),
+    resolve: (query, _parent, args, ctx) =>
+      ctx.prisma.inventoryItem.findMany({ ...query, where: inventoryWhere(args.filter), orderBy: { petId: 'asc' } }),
   }),
   inventoryItem: t.prismaField({
     type: 'InventoryItem',
     nullable: true,
     description: "One pet's inventory entry, or null when it has none.",
-    args: { petId: t.arg.id({ required: true, description: 'The id of the pet.' }) },
+    args: { petId: t.arg.int64Id({ required: true, description: 'The id of the pet.' }) },
     resolve: (query, _parent, args, ctx) =>
-      ctx.prisma.inventoryItem.findUnique({ ...query, where: { petId: parseId(args.petId, 'petId') } }),
+      ctx.prisma.inventoryItem.findUnique({ ...query, where: { petId: args.petId } }),
   }),
   inventorySummary: t.field({
     type: [InventoryStatusTotal],
@@ -92,10 +79,10 @@ builder.mutationFields((t) => ({
     type: InventoryItem,
     ...stability('BETA', "Sets a pet's stock count, creating its inventory entry if it has none."),
     args: {
-      petId: t.arg.id({ required: true, description: 'The id of the pet.' }),
+      petId: t.arg.int64Id({ required: true, description: 'The id of the pet.' }),
       input: t.arg({ type: InventoryUpdate, required: true, description: 'The new stock count.' }),
     },
     resolve: (query, _root, { petId, input }, ctx) =>
-      updateInventory(ctx.prisma, ctx.events, parseId(petId, 'petId'), input, query),
+      updateInventory(ctx.prisma, ctx.events, petId, input, query),
   }),
 }));

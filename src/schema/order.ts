@@ -1,36 +1,23 @@
 import { scopes } from '../auth/scopes.js';
 import { builder } from '../builder.js';
-import { parseId } from '../domain/ids.js';
+import { orderFilter } from '../domain/queries.js';
 import { cancelOrder, completeOrder, placeOrder } from '../domain/stock.js';
-import { checkPageSize, pageSize } from './shared.js';
+import { int64Id, pageSizes } from './shared.js';
 
 export const Order = builder.prismaObject('Order', {
   description: 'An order for a pet. The spec makes every field optional; here id and petId are always set.',
   // Select mode, as Pet: these columns always, relations only when asked.
   select: { id: true, petId: true, quantity: true, shipDate: true, complete: true },
   fields: (t) => ({
-    id: t.field({
-      type: 'ID',
-      resolve: (row) => row.id.toString(),
-      description: 'Unique order identifier (int64, as a string).',
-    }),
-    petId: t.field({
-      type: 'ID',
-      resolve: (row) => row.petId.toString(),
-      description: 'The id of the animal in this order.',
-    }),
-    quantity: t.int({ nullable: true, resolve: (row) => row.quantity, description: 'Number of units ordered.' }),
-    shipDate: t.field({
+    id: t.field(int64Id('id', 'Unique order identifier (int64, as a string).')),
+    petId: t.field(int64Id('petId', 'The id of the animal in this order.')),
+    quantity: t.exposeInt('quantity', { nullable: true, description: 'Number of units ordered.' }),
+    shipDate: t.expose('shipDate', {
       type: 'DateTime',
       nullable: true,
-      resolve: (row) => row.shipDate,
       description: 'Expected or actual ship date (ISO 8601, UTC).',
     }),
-    complete: t.boolean({
-      nullable: true,
-      resolve: (row) => row.complete,
-      description: 'Whether the order has been fulfilled.',
-    }),
+    complete: t.exposeBoolean('complete', { nullable: true, description: 'Whether the order has been fulfilled.' }),
     pet: t.relation('pet', { description: 'The animal in this order.' }),
   }),
 });
@@ -38,17 +25,10 @@ export const Order = builder.prismaObject('Order', {
 const OrderFilter = builder.inputType('OrderFilter', {
   description: 'Narrows a list of orders; all given conditions must hold.',
   fields: (t) => ({
-    petId: t.id({ required: false, description: 'Only orders for this pet.' }),
+    petId: t.int64Id({ required: false, description: 'Only orders for this pet.' }),
     complete: t.boolean({ required: false, description: 'Only complete (true) or only open (false) orders.' }),
   }),
 });
-
-function orderWhere(filter?: { petId?: string | null; complete?: boolean | null } | null) {
-  return {
-    ...(filter?.petId == null ? {} : { petId: parseId(filter.petId, 'petId') }),
-    ...(typeof filter?.complete === 'boolean' ? { complete: filter.complete } : {}),
-  };
-}
 
 builder.queryFields((t) => ({
   orders: t.prismaConnection({
@@ -56,32 +36,26 @@ builder.queryFields((t) => ({
     type: 'Order',
     cursor: 'id',
     description: 'Orders by id, 20 to a page unless asked (at most 100).',
-    defaultSize: pageSize.default,
-    maxSize: pageSize.max,
+    ...pageSizes,
     args: { filter: t.arg({ type: OrderFilter, required: false, description: 'Conditions the orders must meet.' }) },
-    totalCount: (_parent, args, ctx) => {
-      checkPageSize(args);
-      return ctx.prisma.order.count({ where: orderWhere(args.filter) });
-    },
-    resolve: (query, _parent, args, ctx) => {
-      checkPageSize(args);
-      return ctx.prisma.order.findMany({ ...query, where: orderWhere(args.filter), orderBy: { id: 'asc' } });
-    },
+    totalCount: (_parent, args, ctx) => ctx.prisma.order.count({ where: orderFilter(args.filter ?? {}) }),
+    resolve: (query, _parent, args, ctx) =>
+      ctx.prisma.order.findMany({ ...query, where: orderFilter(args.filter ?? {}), orderBy: { id: 'asc' } }),
   }),
   order: t.prismaField({
     authScopes: { scope: scopes.readOrders },
     type: 'Order',
     nullable: true,
     description: 'One order by its id, or null when there is none.',
-    args: { id: t.arg.id({ required: true, description: 'The id of the order.' }) },
-    resolve: (query, _parent, args, ctx) => ctx.prisma.order.findUnique({ ...query, where: { id: parseId(args.id) } }),
+    args: { id: t.arg.int64Id({ required: true, description: 'The id of the order.' }) },
+    resolve: (query, _parent, args, ctx) => ctx.prisma.order.findUnique({ ...query, where: { id: args.id } }),
   }),
 }));
 
 const PlaceOrderInput = builder.inputType('PlaceOrderInput', {
   description: 'An order to place.',
   fields: (t) => ({
-    petId: t.id({ required: true, description: 'The id of the pet to order.' }),
+    petId: t.int64Id({ required: true, description: 'The id of the pet to order.' }),
     quantity: t.int({ required: true, description: 'Number of units: 1 to 1000, at most what is in stock.' }),
     shipDate: t.field({ type: 'DateTime', required: false, description: 'Expected ship date, if known.' }),
   }),
@@ -96,22 +70,22 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: PlaceOrderInput, required: true, description: 'The order.' }) },
     // What the operation selects is read in the order's transaction: the stock this order left.
     resolve: (query, _root, { input }, ctx) =>
-      placeOrder(ctx.prisma, ctx.events, { ...input, petId: parseId(input.petId, 'petId') }, query),
+      placeOrder(ctx.prisma, ctx.events, { ...input, petId: input.petId }, query),
   }),
   completeOrder: t.prismaField({
     authScopes: { scope: scopes.writeOrders },
     type: Order,
     description: 'Marks an open order complete; its ship date becomes now unless it had one.',
-    args: { id: t.arg.id({ required: true, description: 'The id of the order.' }) },
-    resolve: (query, _root, { id }, ctx) => completeOrder(ctx.prisma, ctx.events, parseId(id), query),
+    args: { id: t.arg.int64Id({ required: true, description: 'The id of the order.' }) },
+    resolve: (query, _root, { id }, ctx) => completeOrder(ctx.prisma, ctx.events, id, query),
   }),
   cancelOrder: t.prismaField({
     authScopes: { scope: scopes.writeOrders },
     type: Order,
     description:
       'Cancels an open order and returns its quantity to stock. Returns the order as it was; its pet as it is now.',
-    args: { id: t.arg.id({ required: true, description: 'The id of the order.' }) },
+    args: { id: t.arg.int64Id({ required: true, description: 'The id of the order.' }) },
     // The order is deleted, so what the operation selects of it is loaded by the domain.
-    resolve: (query, _root, { id }, ctx) => cancelOrder(ctx.prisma, ctx.events, parseId(id), query),
+    resolve: (query, _root, { id }, ctx) => cancelOrder(ctx.prisma, ctx.events, id, query),
   }),
 }));

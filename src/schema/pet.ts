@@ -1,11 +1,10 @@
 import { scopes } from '../auth/scopes.js';
 import { builder } from '../builder.js';
 import { createPet, deletePet, updatePet } from '../domain/catalog.js';
-import { parseId } from '../domain/ids.js';
 import { containsText } from '../domain/queries.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { DEFAULT_LEGACY_SUNSET_DATE, legacyLookupDeprecation } from '../legacy.js';
-import { checkPageSize, pagedById, pageSize } from './shared.js';
+import { int64Id, pagedById, pageSizes } from './shared.js';
 
 export const PetStatus = builder.enumType('PetStatus', {
   description: 'Status of a pet and of an inventory entry.',
@@ -22,21 +21,12 @@ export const Pet = builder.prismaObject('Pet', {
   // only when asked. Scalar fields resolve from this row without a per-field selection of their own.
   select: { id: true, name: true, categoryId: true, status: true },
   fields: (t) => ({
-    id: t.field({
-      type: 'ID',
-      resolve: (row) => row.id.toString(),
-      description: 'Unique identifier (int64, as a string), assigned on creation.',
-    }),
-    name: t.string({ resolve: (row) => row.name, description: "The animal's name." }),
-    categoryId: t.field({
-      type: 'ID',
-      resolve: (row) => row.categoryId.toString(),
-      description: 'The id of the category the animal belongs to.',
-    }),
-    status: t.field({
+    id: t.field(int64Id('id', 'Unique identifier (int64, as a string), assigned on creation.')),
+    name: t.exposeString('name', { description: "The animal's name." }),
+    categoryId: t.field(int64Id('categoryId', 'The id of the category the animal belongs to.')),
+    status: t.expose('status', {
       type: PetStatus,
       nullable: true,
-      resolve: (row) => row.status,
       description:
         "Status of the pet: its inventory entry's status when it has one, otherwise the status it was given.",
     }),
@@ -54,7 +44,7 @@ const PetFilter = builder.inputType('PetFilter', {
   description: 'Narrows a list of pets; all given conditions must hold.',
   fields: (t) => ({
     status: t.field({ type: PetStatus, required: false, description: 'Only pets with this status.' }),
-    categoryId: t.id({ required: false, description: 'Only pets of this category.' }),
+    categoryId: t.int64Id({ required: false, description: 'Only pets of this category.' }),
     nameContains: t.string({ required: false, description: 'Only pets whose name contains this text, ignoring case.' }),
   }),
 });
@@ -88,18 +78,13 @@ builder.queryFields((t) => ({
     type: 'Pet',
     cursor: 'id',
     description: 'Pets, 20 to a page unless asked (at most 100), by id unless ordered otherwise.',
-    defaultSize: pageSize.default,
-    maxSize: pageSize.max,
+    ...pageSizes,
     args: {
       filter: t.arg({ type: PetFilter, required: false, description: 'Conditions the pets must meet.' }),
       orderBy: t.arg({ type: PetOrder, required: false, description: 'The order of the list.' }),
     },
-    totalCount: (_parent, args, ctx) => {
-      checkPageSize(args);
-      return ctx.prisma.pet.count({ where: petWhere(args.filter) });
-    },
+    totalCount: (_parent, args, ctx) => ctx.prisma.pet.count({ where: petWhere(args.filter) }),
     resolve: (query, _parent, args, ctx) => {
-      checkPageSize(args);
       const direction = args.orderBy?.direction ?? 'asc';
       const orderBy: Prisma.PetOrderByWithRelationInput[] =
         args.orderBy?.field === 'name' ? [{ name: direction }, { id: direction }] : [{ id: direction }];
@@ -110,18 +95,18 @@ builder.queryFields((t) => ({
     type: 'Pet',
     nullable: true,
     description: 'One pet by its id, or null when there is none.',
-    args: { id: t.arg.id({ required: true, description: 'The id of the pet.' }) },
-    resolve: (query, _parent, args, ctx) => ctx.prisma.pet.findUnique({ ...query, where: { id: parseId(args.id) } }),
+    args: { id: t.arg.int64Id({ required: true, description: 'The id of the pet.' }) },
+    resolve: (query, _parent, args, ctx) => ctx.prisma.pet.findUnique({ ...query, where: { id: args.id } }),
   }),
   getPetById: t.prismaField({
     type: 'Pet',
     nullable: true,
     description: 'One pet by its id: the legacy lookup, kept with its original shape.',
     deprecationReason: legacyLookupDeprecation(DEFAULT_LEGACY_SUNSET_DATE),
-    args: { petId: t.arg.id({ required: true, description: 'The id of the pet.' }) },
+    args: { petId: t.arg.int64Id({ required: true, description: 'The id of the pet.' }) },
     resolve: (query, _parent, args, ctx) => {
       ctx.legacy.refuseAfterSunset('getPetById');
-      return ctx.prisma.pet.findUnique({ ...query, where: { id: parseId(args.petId, 'petId') } });
+      return ctx.prisma.pet.findUnique({ ...query, where: { id: args.petId } });
     },
   }),
 }));
@@ -129,13 +114,13 @@ builder.queryFields((t) => ({
 function petWhere(
   filter?: {
     status?: 'available' | 'pending' | 'sold' | null;
-    categoryId?: string | null;
+    categoryId?: bigint | null;
     nameContains?: string | null;
   } | null,
 ): Prisma.PetWhereInput {
   return {
     ...(filter?.status ? { status: filter.status } : {}),
-    ...(filter?.categoryId == null ? {} : { categoryId: parseId(filter.categoryId, 'categoryId') }),
+    ...(filter?.categoryId == null ? {} : { categoryId: filter.categoryId }),
     ...(filter?.nameContains ? { name: containsText(filter.nameContains) } : {}),
   };
 }
@@ -144,7 +129,7 @@ const NewPet = builder.inputType('NewPet', {
   description: 'The input form of a pet.',
   fields: (t) => ({
     name: t.string({ required: true, description: "The animal's name: 1 to 100 characters, trimmed." }),
-    categoryId: t.id({ required: true, description: 'The id of an existing category.' }),
+    categoryId: t.int64Id({ required: true, description: 'The id of an existing category.' }),
     status: t.field({
       type: PetStatus,
       required: false,
@@ -157,7 +142,7 @@ const PetChanges = builder.inputType('PetChanges', {
   description: 'Changes to a pet; fields left out stay as they are.',
   fields: (t) => ({
     name: t.string({ required: false, description: "The animal's new name: 1 to 100 characters, trimmed." }),
-    categoryId: t.id({ required: false, description: 'The id of the category to move the pet to.' }),
+    categoryId: t.int64Id({ required: false, description: 'The id of the category to move the pet to.' }),
     status: t.field({
       type: PetStatus,
       required: false,
@@ -173,21 +158,21 @@ builder.mutationFields((t) => ({
     description: 'Adds a pet to an existing category.',
     args: { input: t.arg({ type: NewPet, required: true, description: 'The new pet.' }) },
     resolve: (_root, { input }, ctx) =>
-      createPet(ctx.prisma, { ...input, categoryId: parseId(input.categoryId, 'categoryId') }),
+      createPet(ctx.prisma, { ...input, categoryId: input.categoryId }),
   }),
   updatePet: t.field({
     authScopes: { scope: scopes.writeCatalog },
     type: Pet,
     description: "Changes a pet's name, category or (when it has no stock entry) status.",
     args: {
-      id: t.arg.id({ required: true, description: 'The id of the pet.' }),
+      id: t.arg.int64Id({ required: true, description: 'The id of the pet.' }),
       input: t.arg({ type: PetChanges, required: true, description: 'The changes.' }),
     },
     resolve: (_root, { id, input }, ctx) =>
-      updatePet(ctx.prisma, ctx.events, parseId(id), {
+      updatePet(ctx.prisma, ctx.events, id, {
         name: input.name,
         status: input.status,
-        categoryId: input.categoryId == null ? undefined : parseId(input.categoryId, 'categoryId'),
+        categoryId: input.categoryId == null ? undefined : input.categoryId,
       }),
   }),
   deletePet: t.prismaField({
@@ -196,8 +181,8 @@ builder.mutationFields((t) => ({
     description:
       'Removes a pet with its stock entry and finished orders; refused while it has an open order. ' +
       'Returns the pet as it was.',
-    args: { id: t.arg.id({ required: true, description: 'The id of the pet.' }) },
+    args: { id: t.arg.int64Id({ required: true, description: 'The id of the pet.' }) },
     // The relations the operation selects are read before the row goes.
-    resolve: (query, _root, { id }, ctx) => deletePet(ctx.prisma, parseId(id), query),
+    resolve: (query, _root, { id }, ctx) => deletePet(ctx.prisma, id, query),
   }),
 }));

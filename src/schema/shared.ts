@@ -1,48 +1,15 @@
 import type { StabilityLevel } from '../builder.js';
-import { validationFailed } from '../errors.js';
+import { checkPageSize, type PageArgs, pageSize } from './paging.js';
 
-/** Page sizes of every connection: 20 unless asked, never more than 100. */
-export const pageSize = { default: 20, max: 100 } as const;
-
-interface PageArgs {
-  first?: number | null;
-  last?: number | null;
-  after?: string | null;
-  before?: string | null;
-}
-
-const MAX_INT64 = 2n ** 63n - 1n;
+/** Every list's page sizes: 20 unless asked, at most 100 (the arguments are checked by the paging plugin). */
+export const pageSizes = { defaultSize: pageSize.default, maxSize: pageSize.max } as const;
 
 /**
- * Whether `cursor` is one this API issues: every list here is keyed by an
- * int64 id, which the Prisma plugin writes as base64 of `GPC:I:<id>`. Anything
- * else (a forged or foreign cursor) would otherwise reach the database as a
- * wrongly typed value and fail there as an internal error.
+ * An int64 column served as an `ID`: decimal text, exact above 2^53 (graphql-js'
+ * ID scalar cannot serialise a bigint).
  */
-function isIssuedCursor(cursor: string): boolean {
-  const match = /^GPC:I:(\d{1,19})$/.exec(Buffer.from(cursor, 'base64').toString('utf8'));
-  return match !== null && BigInt(match[1]!) <= MAX_INT64;
-}
-
-/**
- * The arguments of every connection: more than the maximum page is refused,
- * not silently cut short, and a cursor must be one this API handed out.
- */
-export function checkPageSize(args: PageArgs): void {
-  for (const field of ['first', 'last'] as const) {
-    const value = args[field];
-    if (value === null || value === undefined) continue;
-    if (value < 0 || value > pageSize.max) {
-      throw validationFailed(field, `${field} must be between 0 and ${pageSize.max}, got ${value}.`);
-    }
-  }
-  for (const field of ['after', 'before'] as const) {
-    const cursor = args[field];
-    if (cursor === null || cursor === undefined) continue;
-    if (!isIssuedCursor(cursor)) {
-      throw validationFailed(field, `${field} is not a cursor from this list; use a cursor from pageInfo or an edge.`);
-    }
-  }
+export function int64Id<Column extends string>(column: Column, description: string) {
+  return { type: 'ID' as const, description, resolve: (row: Record<Column, bigint>) => row[column].toString() };
 }
 
 const stabilityWord: Record<StabilityLevel, string> = { BETA: 'BETA', EXPERIMENTAL: 'EXPERIMENTAL' };
@@ -64,9 +31,9 @@ export function stability(level: StabilityLevel, description: string) {
  */
 export const pagedById = {
   cursor: 'id',
-  defaultSize: pageSize.default,
-  maxSize: pageSize.max,
+  ...pageSizes,
   totalCount: true,
+  // Checked here too: the relation is loaded with its parent's query, before its own field resolves.
   query: (args: PageArgs) => {
     checkPageSize(args);
     return { orderBy: { id: 'asc' as const } };
