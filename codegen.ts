@@ -9,7 +9,7 @@ import { schema } from './src/schema/index.js';
  */
 const config: CodegenConfig = {
   schema: printSchemaWithDirectives(schema),
-  documents: ['test/operations/**/*.graphql'],
+  documents: ['test/documents/**/*.graphql'],
   // ESM: generated imports carry their .js extension.
   emitLegacyCommonJSImports: false,
   generates: {

@@ -57,7 +57,8 @@ describe('the request time limit', () => {
 
   it('starts no further work once it has answered: the next mutation of the document does not run', async () => {
     const { pets } = await arrangePets(quick.prisma, 10, 10);
-    const [first, second] = pets as [{ id: string }, { id: string }];
+    const first = pets[0]!;
+    const second = pets[1]!;
     // Hold the first pet's row, so the first mutation waits past the time limit.
     const holder = new pg.Client({ connectionString: quick.databaseUrl });
     await holder.connect();

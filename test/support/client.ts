@@ -5,7 +5,7 @@ import type { GraphQLResponse, TestGateway } from './gateway.js';
 
 /**
  * Sends the typed documents that `npm run schema:print` generates from
- * test/operations/*.graphql, as a frontend app would: the operation text is
+ * test/documents/*.graphql, as a frontend app would: the operation text is
  * printed from the document, and the answer is typed by it.
  */
 

@@ -1,0 +1,98 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestGateway } from '../support/gateway.js';
+
+const gateway = useTestGateway();
+
+const nestedPets = /* GraphQL */ `
+  query NestedPets($first: Int!) {
+    pets(first: $first) {
+      edges {
+        node {
+          category { name }
+          inventory { quantity }
+          orders(first: 5) { edges { node { id } } }
+        }
+      }
+    }
+  }
+`;
+
+beforeAll(async () => {
+  const categories = await Promise.all(
+    ['Dogs', 'Cats', 'Birds'].map((name) => gateway.prisma.category.create({ data: { name } })),
+  );
+  for (let i = 0; i < 60; i++) {
+    await gateway.prisma.pet.create({
+      data: {
+        name: `Pet ${i}`,
+        categoryId: categories[i % 3]!.id,
+        inventory: { create: { quantity: 5, status: 'available' } },
+        orders: { create: [{ quantity: 1 }, { quantity: 2, complete: true }] },
+      },
+    });
+  }
+});
+
+async function statementsFor(first: number) {
+  gateway.statements.length = 0;
+  const response = await gateway.graphql<{ pets: { edges: unknown[] } }>(nestedPets, { first });
+  expect(response.errors).toBeUndefined();
+  expect(response.data?.pets.edges).toHaveLength(first);
+  return [...gateway.statements];
+}
+
+describe('no N+1 queries', () => {
+  it('runs the same number of SQL statements for 5 pets as for 50, one per level of nesting', async () => {
+    const five = await statementsFor(5);
+    const fifty = await statementsFor(50);
+    expect(fifty.length).toBe(five.length);
+    // pets, then categories, inventory and orders: at most one statement each…
+    expect(fifty.length).toBeLessThanOrEqual(4);
+    // …and with Prisma's relation joins all of them in one statement.
+    expect(fifty).toHaveLength(1);
+  });
+
+  it('pages nested lists in the database: one statement, with the limit inside it', async () => {
+    const nestedCategories = /* GraphQL */ `
+      query NestedCategories($first: Int!, $pets: Int!) {
+        categories(first: $first) { edges { node { name pets(first: $pets) { edges { node { id name } } } } } }
+      }
+    `;
+    const run = async (first: number, pets: number) => {
+      gateway.statements.length = 0;
+      const response = await gateway.graphql<{
+        categories: { edges: Array<{ node: { pets: { edges: unknown[] } } }> };
+      }>(nestedCategories, { first, pets });
+      expect(response.errors).toBeUndefined();
+      expect(response.data?.categories.edges).toHaveLength(first);
+      for (const edge of response.data!.categories.edges) expect(edge.node.pets.edges).toHaveLength(pets);
+      return [...gateway.statements];
+    };
+    const small = await run(1, 2);
+    const large = await run(3, 15);
+    expect(large).toHaveLength(small.length);
+    expect(large).toHaveLength(1);
+    // Each category's pets are cut by a LIMIT in the nested select, not loaded whole and cut in memory.
+    expect(large[0]).toMatch(/LATERAL[\s\S]*LIMIT[\s\S]*LIMIT/);
+  });
+});
+
+describe('the write path', () => {
+  it('places an order in six statements: lock the pet, lock its stock, insert, settle the stock (and BEGIN/COMMIT)', async () => {
+    const pet = await gateway.prisma.pet.findFirstOrThrow({ where: { inventory: { isNot: null } } });
+    const place = /* GraphQL */ `
+      mutation Place($petId: ID!) { placeOrder(input: { petId: $petId, quantity: 1 }) { id petId quantity complete } }
+    `;
+    gateway.statements.length = 0;
+    const response = await gateway.graphql(place, { petId: pet.id.toString() });
+    expect(response.errors).toBeUndefined();
+    // Prisma's query log shows the transaction's COMMIT but not its BEGIN.
+    expect(gateway.statements.map((sql) => sql.trim().split(' ')[0])).toEqual([
+      'SELECT',
+      'SELECT',
+      'INSERT',
+      'UPDATE',
+      'COMMIT',
+    ]);
+  });
+});

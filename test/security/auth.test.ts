@@ -1,0 +1,343 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { base64url, exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTokenVerifier } from '../../src/auth/tokens.js';
+import { DomainError } from '../../src/errors.js';
+import { testSecret, testToken, useTestGateway } from '../support/gateway.js';
+import { type Answer, bearer, expectRefusal, type GraphQLAnswer, postGraphQL, send } from '../support/http.js';
+import { restClient } from '../support/rest.js';
+
+/**
+ * Authentication through HTTP: no Authorization header is anonymous and may
+ * read the public catalogue; a header that is there but not a valid bearer
+ * token is 401 UNAUTHENTICATED with WWW-Authenticate, on every route, even a
+ * public one — never anonymous.
+ */
+
+const gateway = useTestGateway();
+const rest = restClient(gateway);
+let petId: string;
+
+beforeAll(async () => {
+  const category = await gateway.prisma.category.create({ data: { name: 'Dogs' } });
+  const pet = await gateway.prisma.pet.create({ data: { name: 'Rex', categoryId: category.id } });
+  await gateway.prisma.inventoryItem.create({ data: { petId: pet.id, quantity: 3, status: 'available' } });
+  await gateway.prisma.order.create({ data: { petId: pet.id, quantity: 1 } });
+  petId = pet.id.toString();
+});
+
+const publicRead = '{ pets { totalCount } categories { totalCount } inventory { totalCount } }';
+
+const json = (value: unknown) => base64url.encode(JSON.stringify(value));
+const payloadOf = (token: string) => JSON.parse(new TextDecoder().decode(base64url.decode(token.split('.')[1]!)));
+
+/** Tokens that must all be refused, each with why. */
+async function badHeaders(): Promise<Array<[string, string]>> {
+  const now = Math.floor(Date.now() / 1000);
+  const good = await testToken();
+  const [header, , signature] = good.split('.');
+  const otherSecret = new TextEncoder().encode('another-secret-that-is-long-enough-for-hs256');
+  const { privateKey: rsaKey } = await generateKeyPair('RS256');
+  const claims = { scope: 'orders:read orders:write catalog:write inventory:write' };
+  return [
+    ['an empty header', ''],
+    ['another scheme', 'Basic dXNlcjpwYXNzd29yZA=='],
+    ['Bearer without a token', 'Bearer'],
+    ['Bearer with two words', `Bearer ${good} extra`],
+    ['a token that is not a JWT', 'Bearer not-a-jwt'],
+    ['a JWT cut short', `Bearer ${good.split('.').slice(0, 2).join('.')}`],
+    [
+      'a bad signature (another key)',
+      `Bearer ${await new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setSubject('mallory').setExpirationTime('1h').sign(otherSecret)}`,
+    ],
+    [
+      'a payload changed after signing',
+      `Bearer ${header}.${json({ ...payloadOf(good), sub: 'admin' })}.${signature}`,
+    ],
+    ['alg none (unsigned)', `Bearer ${json({ alg: 'none', typ: 'JWT' })}.${json({ ...claims, sub: 'mallory', exp: now + 3600 })}.`],
+    [
+      'alg RS256 (a key the gateway does not hold)',
+      `Bearer ${await new SignJWT(claims).setProtectedHeader({ alg: 'RS256' }).setSubject('mallory').setExpirationTime('1h').sign(rsaKey)}`,
+    ],
+    [
+      'alg HS512 with the right secret',
+      `Bearer ${await new SignJWT(claims).setProtectedHeader({ alg: 'HS512' }).setSubject('mallory').setExpirationTime('1h').sign(new Uint8Array([...testSecret, ...testSecret]))}`,
+    ],
+    ['an expired token', `Bearer ${await testToken(undefined, 'late', '-1h')}`],
+    [
+      'a token not valid yet (nbf)',
+      `Bearer ${await new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setSubject('early').setNotBefore('1h').setExpirationTime('2h').sign(testSecret)}`,
+    ],
+    [
+      'a token without sub',
+      `Bearer ${await new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('1h').sign(testSecret)}`,
+    ],
+    [
+      'a token without exp (it would never expire)',
+      `Bearer ${await new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setSubject('forever').sign(testSecret)}`,
+    ],
+  ];
+}
+
+function expectUnauthenticated(answer: Answer<GraphQLAnswer>, graphql: boolean) {
+  expectRefusal(answer, 'UNAUTHENTICATED', 401, graphql);
+  expect(answer.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+}
+
+describe('without an Authorization header', () => {
+  it('reads the public catalogue: pets, categories, inventory, a pet', async () => {
+    const answer = await postGraphQL(gateway.baseUrl, {
+      query: `query ($id: ID!) { ${publicRead.slice(1, -1)} pet(id: $id) { name } inventorySummary { status quantity } }`,
+      variables: { id: petId },
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.body.errors).toBeUndefined();
+    expect(answer.body.data).toMatchObject({
+      pets: { totalCount: 1 },
+      categories: { totalCount: 1 },
+      inventory: { totalCount: 1 },
+      pet: { name: 'Rex' },
+    });
+    expect((await rest.get(`/pets/${petId}`, { authorization: '' })).status).toBe(200);
+  });
+
+  it('is anonymous for what needs a token: 401 with the scope named', async () => {
+    const answer = await postGraphQL(gateway.baseUrl, { query: '{ orders { totalCount } }' });
+    expect(answer.body.errors?.[0]?.extensions).toMatchObject({ code: 'UNAUTHENTICATED', status: 401 });
+    expect(answer.body.errors?.[0]?.message).toContain('orders:read');
+    const restAnswer = await rest.get('/store/orders', { authorization: '' });
+    expect(restAnswer.status).toBe(401);
+    expect(restAnswer.body).toMatchObject({ code: 'UNAUTHENTICATED', status: 401 });
+    expect(restAnswer.headers.get('www-authenticate')).toBe('Bearer');
+  });
+});
+
+describe('a header that is present but not a valid bearer token', () => {
+  let cases: Array<[string, string]>;
+  beforeAll(async () => {
+    cases = await badHeaders();
+  });
+
+  it('is 401 UNAUTHENTICATED with WWW-Authenticate on a public GraphQL read, never anonymous', async () => {
+    expect(cases.length).toBe(15);
+    for (const [why, authorization] of cases) {
+      const answer = await postGraphQL(gateway.baseUrl, { query: publicRead }, { authorization });
+      expect(answer.status, why).toBe(401);
+      expectUnauthenticated(answer, true);
+    }
+  });
+
+  it('is 401 on GraphQL writes too, and nothing is written', async () => {
+    for (const [why, authorization] of cases) {
+      const answer = await postGraphQL(
+        gateway.baseUrl,
+        { query: 'mutation { createCategory(input: { name: "Intruders" }) { id } }' },
+        { authorization },
+      );
+      expect(answer.status, why).toBe(401);
+      expectUnauthenticated(answer, true);
+    }
+    expect(await gateway.prisma.category.count({ where: { name: 'Intruders' } })).toBe(0);
+  });
+
+  it('is 401 on the REST routes, public or not, as their OpenAPI document says', async () => {
+    // The REST client reads an empty Authorization as "send none"; that case goes by hand below.
+    for (const [why, authorization] of cases.filter(([, header]) => header !== '')) {
+      for (const path of [`/pets/${petId}`, '/store/orders']) {
+        const answer = await rest.get(path, { authorization });
+        expect(answer.status, `${why} on ${path}`).toBe(401);
+        expectUnauthenticated({ ...answer, body: answer.body as GraphQLAnswer }, false);
+      }
+    }
+    const empty = await send(gateway.baseUrl, `/pets/${petId}`, { headers: { authorization: '' } });
+    expectUnauthenticated(empty, false);
+  });
+
+  it('names what is wrong without echoing the token', async () => {
+    const expired = await testToken(undefined, 'late', '-1h');
+    const answer = await postGraphQL(gateway.baseUrl, { query: publicRead }, bearer(expired));
+    expect(answer.body.message).toBe('The token has expired.');
+    expect(answer.text).not.toContain(expired);
+    const noSubject = await new SignJWT({ scope: 'orders:read' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setExpirationTime('1h')
+      .sign(testSecret);
+    expect((await postGraphQL(gateway.baseUrl, { query: publicRead }, bearer(noSubject))).body.message).toBe(
+      'The token has no subject (sub claim).',
+    );
+  });
+});
+
+describe('a valid token', () => {
+  it('is accepted with the scope claim as a space-separated string or an scp array', async () => {
+    const scp = await new SignJWT({ scp: ['orders:read'] })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('array-scopes')
+      .setExpirationTime('1h')
+      .sign(testSecret);
+    for (const token of [await testToken(['orders:read']), scp]) {
+      const answer = await postGraphQL(gateway.baseUrl, { query: '{ orders { totalCount } }' }, bearer(token));
+      expect(answer.status).toBe(200);
+      expect(answer.body).toEqual({ data: { orders: { totalCount: 1 } } });
+    }
+  });
+
+  it('is accepted a few seconds after exp (clock tolerance 5 s), not later', async () => {
+    const justExpired = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('tolerated')
+      .setExpirationTime(Math.floor(Date.now() / 1000) - 2)
+      .sign(testSecret);
+    expect((await postGraphQL(gateway.baseUrl, { query: '{ __typename }' }, bearer(justExpired))).status).toBe(200);
+    const expired = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('late')
+      .setExpirationTime(Math.floor(Date.now() / 1000) - 30)
+      .sign(testSecret);
+    expect((await postGraphQL(gateway.baseUrl, { query: '{ __typename }' }, bearer(expired))).status).toBe(401);
+  });
+});
+
+/**
+ * An identity provider's keys: a JWKS served by a local HTTP server, an
+ * ES256 key pair made for the test, and tokens with issuer and audience.
+ */
+const ISSUER = 'https://id.petstore.test/';
+const AUDIENCE = 'petstore-gateway';
+let jwksServer: Server;
+let jwksUrl = '';
+let jwksRequests = 0;
+let signingKey: CryptoKey;
+let strangerKey: CryptoKey;
+
+beforeAll(async () => {
+  const pair = await generateKeyPair('ES256', { extractable: true });
+  signingKey = pair.privateKey;
+  strangerKey = (await generateKeyPair('ES256')).privateKey;
+  const publicJwk: JWK = { ...(await exportJWK(pair.publicKey)), kid: 'test-key', alg: 'ES256', use: 'sig' };
+  jwksServer = createServer((request, response) => {
+    jwksRequests++;
+    if (request.url !== '/.well-known/jwks.json') {
+      response.writeHead(404).end();
+      return;
+    }
+    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [publicJwk] }));
+  });
+  await new Promise<void>((resolve) => jwksServer.listen(0, '127.0.0.1', resolve));
+  jwksUrl = `http://127.0.0.1:${(jwksServer.address() as AddressInfo).port}/.well-known/jwks.json`;
+});
+
+afterAll(async () => {
+  await new Promise<void>((resolve) => jwksServer.close(() => resolve()));
+});
+
+interface ProviderToken {
+  key?: CryptoKey;
+  kid?: string;
+  issuer?: string;
+  audience?: string;
+  subject?: string;
+  scope?: string;
+}
+
+function providerToken({
+  key = signingKey,
+  kid = 'test-key',
+  issuer = ISSUER,
+  audience = AUDIENCE,
+  subject = 'provider-user',
+  scope = 'orders:read',
+}: ProviderToken = {}) {
+  return new SignJWT({ scope })
+    .setProtectedHeader({ alg: 'ES256', kid })
+    .setIssuer(issuer)
+    .setAudience(audience)
+    .setSubject(subject)
+    .setIssuedAt()
+    .setExpirationTime('5m')
+    .sign(key);
+}
+
+describe('tokens of an identity provider (JWKS)', () => {
+  const verifier = () => createTokenVerifier({ kind: 'jwks', url: jwksUrl, issuer: ISSUER, audience: AUDIENCE });
+
+  async function refusal(verify: ReturnType<typeof verifier>, token: string): Promise<DomainError> {
+    const error = await verify(token).then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    );
+    expect(error).toBeInstanceOf(DomainError);
+    return error as DomainError;
+  }
+
+  it('accepts a token signed by the provider, for its issuer and audience', async () => {
+    const principal = await verifier()(await providerToken({ scope: 'orders:read catalog:write' }));
+    expect(principal.subject).toBe('provider-user');
+    expect([...principal.scopes].sort()).toEqual(['catalog:write', 'orders:read']);
+  });
+
+  it('refuses another issuer, another audience, an unknown key, a key of the wrong kind, and HS256', async () => {
+    const verify = verifier();
+    const refused: Array<[string, string, RegExp]> = [
+      ['another issuer', await providerToken({ issuer: 'https://evil.test/' }), /ERR_JWT_CLAIM_VALIDATION_FAILED/],
+      ['another audience', await providerToken({ audience: 'another-api' }), /ERR_JWT_CLAIM_VALIDATION_FAILED/],
+      ['a key the set does not have', await providerToken({ kid: 'unknown' }), /ERR_JWKS_NO_MATCHING_KEY/],
+      ['the right kid, signed by a stranger', await providerToken({ key: strangerKey }), /ERR_JWS_SIGNATURE/],
+      ['HS256 with the test secret', await testToken(), /ERR_JOSE_ALG_NOT_ALLOWED/],
+    ];
+    for (const [why, token, reason] of refused) {
+      const error = await refusal(verify, token);
+      expect(error.code, why).toBe('UNAUTHENTICATED');
+      expect(error.message, why).toMatch(reason);
+    }
+  });
+
+  it('answers UNAVAILABLE (503), not 401 and not anonymous, when the keys cannot be fetched', async () => {
+    for (const url of [`${new URL(jwksUrl).origin}/missing.json`, 'http://127.0.0.1:9/jwks.json']) {
+      const verify = createTokenVerifier({ kind: 'jwks', url, issuer: ISSUER, audience: AUDIENCE });
+      const error = await refusal(verify, await providerToken());
+      expect(error.code, url).toBe('UNAVAILABLE');
+      expect(error.status).toBe(503);
+    }
+  });
+
+  it('fetches the key set once, not per token', async () => {
+    const verify = verifier();
+    const before = jwksRequests;
+    for (let i = 0; i < 5; i++) await verify(await providerToken({ subject: `user-${i}` }));
+    expect(jwksRequests - before).toBe(1);
+  });
+});
+
+describe('a gateway verifying tokens against a JWKS', () => {
+  const provider = useTestGateway({
+    tokenKeys: () => ({ kind: 'jwks', url: jwksUrl, issuer: ISSUER, audience: AUDIENCE }),
+  });
+  const unreachable = useTestGateway({
+    tokenKeys: { kind: 'jwks', url: 'http://127.0.0.1:9/jwks.json', issuer: ISSUER, audience: AUDIENCE },
+  });
+
+  it('lets a provider token with the scope read orders', async () => {
+    const answer = await postGraphQL(provider.baseUrl, { query: '{ orders { totalCount } }' }, bearer(await providerToken()));
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual({ data: { orders: { totalCount: 0 } } });
+    const restAnswer = await send(provider.baseUrl, '/store/orders', { headers: bearer(await providerToken()) });
+    expect(restAnswer.status).toBe(200);
+  });
+
+  it('refuses a token for another audience or issuer with 401, even on a public read', async () => {
+    for (const token of [await providerToken({ audience: 'another-api' }), await providerToken({ issuer: 'https://x/' })]) {
+      const answer = await postGraphQL(provider.baseUrl, { query: '{ pets { totalCount } }' }, bearer(token));
+      expectUnauthenticated(answer, true);
+    }
+  });
+
+  it('answers 503 UNAVAILABLE without WWW-Authenticate when the provider cannot be reached', async () => {
+    const answer = await postGraphQL(unreachable.baseUrl, { query: '{ pets { totalCount } }' }, bearer(await providerToken()));
+    expectRefusal(answer, 'UNAVAILABLE', 503);
+    expect(answer.headers.get('www-authenticate')).toBeNull();
+    // Anonymous requests do not need the provider.
+    expect((await postGraphQL(unreachable.baseUrl, { query: '{ pets { totalCount } }' })).status).toBe(200);
+  });
+});

@@ -1,0 +1,161 @@
+import { request as httpRequest } from 'node:http';
+import { describe, expect, it } from 'vitest';
+import { testToken, useTestGateway } from '../support/gateway.js';
+import {
+  type Answer,
+  bearer,
+  databaseState,
+  expectRefusal,
+  type GraphQLAnswer,
+  postGraphQL,
+} from '../support/http.js';
+import { restClient } from '../support/rest.js';
+import { connectWebSocket } from '../support/subscriptions.js';
+
+/**
+ * The rate limit in one gateway (in memory): per client, which is the token's
+ * subject, else the client's address. Every counted answer carries RateLimit
+ * and RateLimit-Policy; over the limit it is 429 with Retry-After and the
+ * Error body, and nothing behind it runs. (Shared through Redis between two
+ * gateway processes: security-processes.test.ts.)
+ */
+
+const LIMIT = 3;
+const gateway = useTestGateway({ limits: { rateLimit: { requests: LIMIT, windowSeconds: 60 } } });
+const brief = useTestGateway({ limits: { rateLimit: { requests: 2, windowSeconds: 1 } } });
+const rest = restClient(gateway);
+
+const typename = { query: '{ __typename }' };
+
+function expectCounted(answer: Answer<GraphQLAnswer>, remaining: number, limit = LIMIT, window = 60) {
+  expect(answer.status, answer.text).toBe(200);
+  expect(answer.headers.get('ratelimit-policy')).toBe(`${limit};w=${window}`);
+  expect(answer.headers.get('ratelimit')).toMatch(new RegExp(`^limit=${limit}, remaining=${remaining}, reset=\\d+$`));
+}
+
+function expectLimited(answer: Answer<GraphQLAnswer>, graphql = true, limit = LIMIT, window = 60) {
+  expectRefusal(answer, 'RATE_LIMITED', 429, graphql);
+  const retryAfter = Number(answer.headers.get('retry-after'));
+  expect(retryAfter).toBeGreaterThanOrEqual(1);
+  expect(retryAfter).toBeLessThanOrEqual(window);
+  expect(answer.headers.get('ratelimit')).toBe(`limit=${limit}, remaining=0, reset=${retryAfter}`);
+  expect(answer.headers.get('ratelimit-policy')).toBe(`${limit};w=${window}`);
+  expect(answer.body.message).toBe(`Too many requests; try again in ${retryAfter} s.`);
+}
+
+/** POST /graphql anonymously from a given local address (any 127.x.y.z reaches the gateway). */
+function fromAddress(
+  localAddress: string,
+  baseUrl: string,
+  headers: Record<string, string> = {},
+): Promise<Answer<GraphQLAnswer>> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(
+      `${baseUrl}/graphql`,
+      { method: 'POST', localAddress, headers: { 'content-type': 'application/json', ...headers } },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+        response.on('end', () =>
+          resolve({
+            status: response.statusCode!,
+            headers: new Headers(response.headers as Record<string, string>),
+            text,
+            body: JSON.parse(text),
+          }),
+        );
+      },
+    );
+    request.on('error', reject);
+    request.end(JSON.stringify(typename));
+  });
+}
+
+describe('the rate limit of one gateway', () => {
+  it('counts each token subject on its own, whatever token it uses', async () => {
+    const alice = await testToken(undefined, 'alice');
+    for (let used = 1; used <= LIMIT; used++) {
+      expectCounted(await postGraphQL(gateway.baseUrl, typename, bearer(alice)), LIMIT - used);
+    }
+    expectLimited(await postGraphQL(gateway.baseUrl, typename, bearer(alice)));
+    // Another token of the same subject is the same client.
+    const aliceAgain = await testToken(['orders:read'], 'alice', '2h');
+    expectLimited(await postGraphQL(gateway.baseUrl, typename, bearer(aliceAgain)));
+    // Another subject is not.
+    expectCounted(await postGraphQL(gateway.baseUrl, typename, bearer(await testToken(undefined, 'bob'))), LIMIT - 1);
+  });
+
+  it('counts anonymous clients by address', async () => {
+    for (let used = 1; used <= LIMIT; used++) {
+      expectCounted(await fromAddress('127.0.0.2', gateway.baseUrl), LIMIT - used);
+    }
+    expectLimited(await fromAddress('127.0.0.2', gateway.baseUrl));
+    expectCounted(await fromAddress('127.0.0.3', gateway.baseUrl), LIMIT - 1);
+    // A token's subject is counted apart from the address it comes from.
+    const carol = await testToken(undefined, 'carol');
+    expectCounted(await postGraphQL(gateway.baseUrl, typename, bearer(carol)), LIMIT - 1);
+  });
+
+  it('counts requests with a refused token by address, so tokens cannot be guessed faster than the limit', async () => {
+    const forged = { authorization: 'Bearer not.a.token' };
+    for (let used = 1; used <= LIMIT; used++) {
+      const refused = await fromAddress('127.0.0.4', gateway.baseUrl, forged);
+      expectRefusal(refused, 'UNAUTHENTICATED', 401, true);
+      expect(refused.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+      expect(refused.headers.get('ratelimit')).toMatch(new RegExp(`^limit=${LIMIT}, remaining=${LIMIT - used},`));
+    }
+    expectLimited(await fromAddress('127.0.0.4', gateway.baseUrl, forged));
+    // The same address without a token is the same client.
+    expectLimited(await fromAddress('127.0.0.4', gateway.baseUrl));
+  });
+
+  it('counts each WebSocket operation as a request, against the same limit as HTTP', async () => {
+    const gina = await testToken(undefined, 'gina');
+    const connection = await connectWebSocket(`${gateway.baseUrl}/graphql`, { token: gina });
+    try {
+      for (let used = 1; used <= LIMIT; used++) {
+        expect(await connection.subscribe('{ __typename }').next()).toEqual({ data: { __typename: 'Query' } });
+      }
+      const over = await connection.subscribe('{ __typename }').ended;
+      expect(over.kind).toBe('error');
+      expect(JSON.stringify(over)).toContain('RATE_LIMITED');
+      // One count: the same client over HTTP is over the limit too.
+      expectLimited(await postGraphQL(gateway.baseUrl, typename, bearer(gina)));
+    } finally {
+      await connection.dispose();
+    }
+  });
+
+  it('runs nothing for a request over the limit: no statement, no write', async () => {
+    const dave = await testToken(undefined, 'dave');
+    for (let used = 1; used <= LIMIT; used++) await postGraphQL(gateway.baseUrl, typename, bearer(dave));
+    const before = await databaseState(gateway.prisma);
+    gateway.statements.length = 0;
+    const write = { query: 'mutation { createCategory(input: { name: "Too many" }) { id } }' };
+    expectLimited(await postGraphQL(gateway.baseUrl, write, bearer(dave)));
+    expect(gateway.statements).toEqual([]);
+    expect(await databaseState(gateway.prisma)).toBe(before);
+  });
+
+  it('answers REST callers 429 as the OpenAPI document says', async () => {
+    const erin = `Bearer ${await testToken(undefined, 'erin')}`;
+    for (let used = 1; used <= LIMIT; used++) {
+      const answer = await rest.get('/store/orders', { authorization: erin });
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get('ratelimit')).toMatch(new RegExp(`^limit=${LIMIT}, remaining=${LIMIT - used},`));
+    }
+    const limited = await rest.get('/store/orders', { authorization: erin });
+    expectLimited({ ...limited, body: limited.body as GraphQLAnswer }, false);
+    expect(Object.keys(limited.body as object).sort()).toEqual(['code', 'message', 'requestId', 'status']);
+  });
+
+  it('lets a client in again once its window has passed', { timeout: 10_000 }, async () => {
+    const frank = bearer(await testToken(undefined, 'frank'));
+    expectCounted(await postGraphQL(brief.baseUrl, typename, frank), 1, 2, 1);
+    expectCounted(await postGraphQL(brief.baseUrl, typename, frank), 0, 2, 1);
+    const limited = await postGraphQL(brief.baseUrl, typename, frank);
+    expectLimited(limited, true, 2, 1);
+    await new Promise((resolve) => setTimeout(resolve, Number(limited.headers.get('retry-after')) * 1000 + 100));
+    expectCounted(await postGraphQL(brief.baseUrl, typename, frank), 1, 2, 1);
+  });
+});
