@@ -1,0 +1,42 @@
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
+
+/** The bench's settings (environment, see bench/run.ts), paths, and the run's own log and warnings. */
+
+export const root = path.resolve(import.meta.dirname, '../..');
+export const peersDir = path.join(root, 'bench/peers');
+export const resultsDir = path.join(root, 'bench/results');
+export const peerNode = path.join(peersDir, 'node_modules/.bin/node');
+export const poolSize = 10;
+
+const numberSetting = (name: string, fallback: number) => {
+  const value = Number(process.env[name] ?? fallback);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number`);
+  return value;
+};
+export const settings = {
+  durationS: numberSetting('BENCH_DURATION', 8),
+  warmupS: numberSetting('BENCH_WARMUP', 5),
+  concurrency: (process.env.BENCH_CONCURRENCY ?? '1,10,50').split(',').map((c) => Number.parseInt(c, 10)),
+  countRequests: numberSetting('BENCH_COUNT_REQUESTS', 20),
+};
+export const only = process.env.BENCH_ONLY?.split(',').map((id) => id.trim());
+/**
+ * The gateway in production verifies bearer tokens with a configured key: the
+ * bench gives it a key of its own (HS256) and signs one token with every scope,
+ * sent only on the requests that need one (orders, placeOrder). BENCH_AUTH_TOKEN
+ * replaces that token (for a gateway configured otherwise).
+ */
+export const jwtSecret = randomBytes(32).toString('base64url');
+export const auth: { token: string | undefined } = { token: process.env.BENCH_AUTH_TOKEN };
+/** Basename of the result files in bench/results (latest.json, latest.md by default). */
+export const outputName = process.env.BENCH_OUTPUT ?? 'latest';
+/** Extra flags for the load-pass gateway's node, e.g. --cpu-prof --cpu-prof-dir=/tmp/prof. */
+export const gatewayNodeArgs = process.env.BENCH_GATEWAY_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+/** What the report must say about this run (a skipped build, different data, leftovers…). */
+export const warnings: string[] = [];
+export const startedAt = new Date();
+export const loadAtStart = os.loadavg().map((value) => Number(value.toFixed(2)));
+export const log = (message: string) => console.log(`[bench ${((Date.now() - startedAt.getTime()) / 1000).toFixed(0).padStart(3)} s] ${message}`);
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

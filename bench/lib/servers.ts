@@ -1,0 +1,197 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { auth, jwtSecret, log, only, peerNode, peersDir, poolSize, resultsDir, root, warnings } from './config.js';
+import { benchResponseCacheTtlMs, operations, type Variant } from './operations.js';
+import { freePort, type ServerProcess, startServer } from './processes.js';
+import type { BenchResults } from './report.js';
+
+/** The servers under test: building and starting the gateway and PostGraphile, and sending them one request. */
+
+export function ensurePeers(): string {
+  if (!existsSync(peerNode) || !existsSync(path.join(peersDir, 'node_modules/postgraphile/package.json'))) {
+    log('bench/peers is not installed: npm ci in bench/peers (PostGraphile 5 and its Node)…');
+    const install = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: peersDir, stdio: 'inherit' });
+    if (install.status !== 0) throw new Error('npm ci in bench/peers failed');
+  }
+  const version = execFileSync(peerNode, ['-v'], { encoding: 'utf8' }).trim();
+  // Side by side means on the same Node major as the gateway (PostGraphile 5 needs 22 or later anyway).
+  const major = (v: string) => Number(/^v(\d+)/.exec(v)?.[1]);
+  if (major(version) !== major(process.version)) {
+    throw new Error(`PostGraphile must run on the gateway's Node major (${process.version}); ${peerNode} is ${version}`);
+  }
+  return version;
+}
+
+export function build(): BenchResults['build'] {
+  if (process.env.BENCH_SKIP_BUILD === '1') {
+    warnings.push('BENCH_SKIP_BUILD=1: benchmarked dist/ as it was, without building.');
+    return { ok: true, typeErrors: [] };
+  }
+  log('npm run build…');
+  const started = Date.now();
+  const result = spawnSync('npm', ['run', 'build'], { cwd: root, encoding: 'utf8' });
+  if (result.status === 0) return { ok: true, typeErrors: [] };
+  const output = `${result.stdout}${result.stderr}`;
+  const typeErrors = output.split('\n').filter((line) => /error TS\d+/.test(line));
+  const main = path.join(root, 'dist/src/main.js');
+  const emitted = existsSync(main) && statSync(main).mtimeMs >= started - 1000;
+  if (!emitted || typeErrors.length === 0 || process.env.BENCH_STRICT_BUILD === '1') {
+    throw new Error(`npm run build failed:\n${output}`);
+  }
+  // tsc still writes the JavaScript when the types do not check; say so loudly and go on.
+  const warning = `npm run build reported ${typeErrors.length} type error(s); benchmarked the JavaScript it emitted anyway: ${typeErrors.join('; ')}`;
+  warnings.push(warning);
+  log(`WARNING: ${warning}`);
+  return { ok: false, typeErrors };
+}
+
+export function packageVersion(dir: string, name: string): string {
+  try {
+    return JSON.parse(readFileSync(path.join(dir, 'node_modules', name, 'package.json'), 'utf8')).version;
+  } catch {
+    return '?';
+  }
+}
+
+export function git(args: string[]): string {
+  try {
+    return execFileSync('git', args, { cwd: root, encoding: 'utf8' }).trim();
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * The shell's environment (so a setting can be tried, e.g. MAX_COST=…), without
+ * the keys the bench sets itself, plus the bench's own: its JWT key, and a rate
+ * limit the load cannot reach (the limiter still runs, one client at
+ * 1,000,000 requests a second), since every autocannon connection is one client.
+ */
+function gatewayEnvironment(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const key of ['AUTH_JWKS_URL', 'AUTH_ISSUER', 'AUTH_AUDIENCE', 'REDIS_URL']) delete env[key];
+  return {
+    ...env,
+    AUTH_JWT_SECRET: jwtSecret,
+    RATE_LIMIT_REQUESTS: '1000000',
+    RATE_LIMIT_WINDOW_SECONDS: '1',
+  };
+}
+
+async function startGateway(
+  url: string,
+  name: string,
+  nodeArgs: string[] = [],
+  settings: Record<string, string> = {},
+): Promise<ServerProcess> {
+  const port = await freePort();
+  return startServer({
+    name,
+    command: process.execPath,
+    args: [...nodeArgs, 'dist/src/main.js'],
+    cwd: root,
+    env: {
+      ...gatewayEnvironment(),
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'warn',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      DATABASE_URL: url,
+      DATABASE_POOL_SIZE: String(poolSize),
+      MIGRATE_ON_START: 'false',
+      ...settings,
+    },
+    url: `http://127.0.0.1:${port}`,
+    logFile: path.join(resultsDir, `${name}.log.tmp`),
+  });
+}
+
+/**
+ * The servers of one pass: the gateway, PostGraphile, and the gateway with its response cache on
+ * when a selected operation is sent to it (BENCH_ONLY may leave it out).
+ */
+export type Servers = Record<'gateway' | 'postgraphile', ServerProcess> & { cachedGateway?: ServerProcess };
+const needsCachedGateway = () => operations.some((o) => o.gateway.responseCache && (!only || only.includes(o.id)));
+export const serverFor = (servers: Servers, variant: Variant): ServerProcess => {
+  if (!variant.responseCache) return servers[variant.target];
+  if (!servers.cachedGateway) throw new Error(`${variant.key} needs the gateway with its response cache on`);
+  return servers.cachedGateway;
+};
+
+export async function startServers(url: string, suffix: string, gatewayArgs: string[] = []): Promise<Servers> {
+  return {
+    gateway: await startGateway(url, `gateway${suffix}`, gatewayArgs),
+    ...(needsCachedGateway()
+      ? {
+          cachedGateway: await startGateway(url, `gateway-cached${suffix}`, gatewayArgs, {
+            RESPONSE_CACHE_TTL_MS: String(benchResponseCacheTtlMs),
+          }),
+        }
+      : {}),
+    postgraphile: await startPostGraphile(url, `postgraphile${suffix}`),
+  };
+}
+
+/** Response-cache lookups so far (petstore_response_cache_lookups_total), from the gateway's /metrics. */
+export async function cacheLookups(server: ServerProcess) {
+  const text = await (await fetch(`${server.url}/metrics`)).text();
+  const count = (result: string) =>
+    Number(new RegExp(`^petstore_response_cache_lookups_total\\{result="${result}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
+  return { hits: count('hit'), misses: count('miss') };
+}
+
+async function startPostGraphile(url: string, name: string): Promise<ServerProcess> {
+  const port = await freePort();
+  return startServer({
+    name,
+    command: peerNode,
+    args: ['postgraphile-server.mjs'],
+    cwd: peersDir,
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      NODE_ENV: 'production',
+      GRAPHILE_ENV: 'production',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      DATABASE_URL: url,
+      DATABASE_POOL_SIZE: String(poolSize),
+    },
+    url: `http://127.0.0.1:${port}`,
+    logFile: path.join(resultsDir, `${name}.log.tmp`),
+  });
+}
+
+export function headersFor(variant: Variant): Record<string, string> {
+  return {
+    accept: 'application/json',
+    ...(variant.target === 'gateway' && variant.needsToken && auth.token ? { authorization: `Bearer ${auth.token}` } : {}),
+  };
+}
+
+export function requestOf(variant: Variant, fixed = false): { method: 'GET' | 'POST'; path: string; body?: string } {
+  if (variant.kind === 'rest') return { method: 'GET', path: variant.restPath?.(fixed) ?? '/' };
+  return {
+    method: 'POST',
+    path: '/graphql',
+    body: JSON.stringify({ query: variant.query, variables: variant.variables?.(fixed) ?? {} }),
+  };
+}
+
+export async function send(server: ServerProcess, variant: Variant, fixed = false) {
+  const request = requestOf(variant, fixed);
+  const response = await fetch(`${server.url}${request.path}`, {
+    method: request.method,
+    headers: { ...headersFor(variant), ...(request.body ? { 'content-type': 'application/json' } : {}) },
+    body: request.body,
+  });
+  const text = await response.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: response.status, text, json };
+}
