@@ -4,8 +4,8 @@ import PrismaPlugin from '@pothos/plugin-prisma';
 import RelayPlugin from '@pothos/plugin-relay';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import { DateTimeResolver } from 'graphql-scalars';
-import './schema/int64-ids.js';
-import './schema/paging.js';
+import './pothos-plugins/int64-ids.js';
+import './pothos-plugins/paging.js';
 import { type Principal, requireScope, type Scope } from './auth/scopes.js';
 import type { PrismaClient } from './db.js';
 import type { EventPublisher } from './domain/events.js';
@@ -48,8 +48,8 @@ export const builder = new SchemaBuilder<{
   DefaultEdgesNullability: false;
   DefaultNodeNullability: false;
 }>({
-  // `paging`: src/schema/paging.ts, the page-size and cursor rule of every connection.
-  // `int64Ids`: src/schema/int64-ids.ts, id arguments that arrive parsed as bigints.
+  // `paging`: src/pothos-plugins/paging.ts, the page-size and cursor rule of every connection.
+  // `int64Ids`: src/pothos-plugins/int64-ids.ts, id arguments that arrive parsed as bigints.
   plugins: [ScopeAuthPlugin, 'paging', 'int64Ids', DirectivesPlugin, PrismaPlugin, RelayPlugin],
   scopeAuth: {
     // A subscription is refused when it starts, not at its first event.

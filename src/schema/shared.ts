@@ -1,5 +1,5 @@
 import type { StabilityLevel } from '../builder.js';
-import { checkPageSize, type PageArgs, pageSize } from './paging.js';
+import { checkPageSize, type PageArgs, pageSize } from '../pothos-plugins/paging.js';
 
 /** Every list's page sizes: 20 unless asked, at most 100 (the arguments are checked by the paging plugin). */
 export const pageSizes = { defaultSize: pageSize.default, maxSize: pageSize.max } as const;
