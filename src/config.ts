@@ -1,6 +1,7 @@
 import path from 'node:path';
 import proxyAddr from '@fastify/proxy-addr';
 import { z } from 'zod';
+import type { DatabaseTimeouts } from './db.js';
 import {
   DEFAULT_LEGACY_AFTER_SUNSET,
   DEFAULT_LEGACY_SUNSET_DATE,
@@ -70,6 +71,9 @@ const environmentSchema = z.object({
   DATABASE_URL: postgresUrl('DATABASE_URL').optional(),
   DATABASE_POOL_SIZE: wholeNumber('DATABASE_POOL_SIZE', 1, 100).optional(),
   DATABASE_STATEMENT_TIMEOUT_MS: wholeNumber('DATABASE_STATEMENT_TIMEOUT_MS', 100, 600_000).default(5_000),
+  DATABASE_CONNECT_TIMEOUT_MS: wholeNumber('DATABASE_CONNECT_TIMEOUT_MS', 100, 600_000).default(5_000),
+  DATABASE_QUERY_TIMEOUT_MS: wholeNumber('DATABASE_QUERY_TIMEOUT_MS', 100, 600_000).optional(),
+  DATABASE_MAX_WAITING: wholeNumber('DATABASE_MAX_WAITING', 0, 100_000).default(50),
   REQUEST_TIMEOUT_MS: wholeNumber('REQUEST_TIMEOUT_MS', 100, 600_000).default(10_000),
   SHUTDOWN_GRACE_MS: wholeNumber('SHUTDOWN_GRACE_MS', 0, 600_000).default(10_000),
   SHUTDOWN_DRAIN_MS: wholeNumber('SHUTDOWN_DRAIN_MS', 0, 600_000).optional(),
@@ -173,6 +177,8 @@ export interface Limits {
   bodyBytes: number;
   requestTimeoutMs: number;
   statementTimeoutMs: number;
+  /** Connecting to PostgreSQL and waiting for a pooled connection, the client's wait for one statement, the queue. */
+  database: DatabaseTimeouts;
   /** `keyPrefix`: before every counter's key in Redis, so deployments sharing one Redis count apart. */
   rateLimit: { requests: number; windowSeconds: number; keyPrefix?: string };
   maxDepth: number;
@@ -284,6 +290,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       bodyBytes: settings.BODY_LIMIT_BYTES,
       requestTimeoutMs: settings.REQUEST_TIMEOUT_MS,
       statementTimeoutMs: settings.DATABASE_STATEMENT_TIMEOUT_MS,
+      database: {
+        connectTimeoutMs: settings.DATABASE_CONNECT_TIMEOUT_MS,
+        // Past the server's own statement timeout: a statement the server would cancel gets its
+        // TIMEOUT from the server; only a server that stops answering meets this one.
+        queryTimeoutMs: settings.DATABASE_QUERY_TIMEOUT_MS ?? settings.DATABASE_STATEMENT_TIMEOUT_MS + 2_000,
+        maxWaiting: settings.DATABASE_MAX_WAITING,
+      },
       rateLimit: {
         requests: settings.RATE_LIMIT_REQUESTS,
         windowSeconds: settings.RATE_LIMIT_WINDOW_SECONDS,

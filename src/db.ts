@@ -4,6 +4,16 @@ import { PrismaClient } from './generated/prisma/client.js';
 
 export type { PrismaClient } from './generated/prisma/client.js';
 
+/** Time bounds of every call to PostgreSQL; each is a setting (see src/config.ts). */
+export interface DatabaseTimeouts {
+  /** Connecting, and waiting for a pooled connection (pg's connectionTimeoutMillis bounds both). */
+  connectTimeoutMs: number;
+  /** How long the client waits for the answer to one statement before it gives the connection up. */
+  queryTimeoutMs: number;
+  /** Requests that may wait for a pooled connection at once; beyond, they are refused at once. */
+  maxWaiting: number;
+}
+
 export interface DatabaseOptions {
   url: string;
   poolSize: number;
@@ -11,16 +21,89 @@ export interface DatabaseOptions {
   logQueries?: boolean;
   /** PostgreSQL cancels any statement running longer (SQLSTATE 57014), which we answer 503 TIMEOUT. */
   statementTimeoutMs?: number;
+  timeouts?: DatabaseTimeouts;
+  /** Called each time a new connection to PostgreSQL is made: the database is reachable. */
+  onConnect?: () => void;
 }
 
-/** The one Prisma client of a gateway process, on a pg pool through Prisma's driver adapter. */
-export function createDatabase({ url, poolSize, logQueries = false, statementTimeoutMs }: DatabaseOptions) {
-  // Our own pool, so its use can be watched (metrics) and its size and timeouts set in one place.
+/** Too many requests already wait for a database connection: refused at once rather than queued. */
+export class DatabaseOverloadedError extends Error {
+  constructor(waiting: number) {
+    super(`${waiting} requests already wait for a database connection.`);
+    this.name = 'DatabaseOverloadedError';
+  }
+}
+
+/** Errors after which a connection cannot be trusted: it is closed rather than returned to the pool. */
+const BROKEN_CONNECTION = /Query read timeout|Connection terminated|ECONNRESET|EPIPE|read ETIMEDOUT/;
+
+/**
+ * The one Prisma client of a gateway process, on a pg pool through Prisma's
+ * driver adapter. Every call is bounded in time: connecting and waiting for a
+ * connection (connectTimeoutMs), each statement on the server
+ * (statement_timeout) and on the client (queryTimeoutMs, for a server that
+ * stops answering); TCP keep-alive finds dead idle connections. A connection
+ * whose statement timed out on the client or whose socket failed is destroyed,
+ * also when a transaction hands it back, so a silently lost connection never
+ * goes back into the pool.
+ */
+export function createDatabase({ url, poolSize, logQueries = false, statementTimeoutMs, timeouts, onConnect }: DatabaseOptions) {
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
     ...(statementTimeoutMs ? { statement_timeout: statementTimeoutMs } : {}),
+    ...(timeouts
+      ? {
+          connectionTimeoutMillis: timeouts.connectTimeoutMs,
+          query_timeout: timeouts.queryTimeoutMs,
+          keepAlive: true,
+          keepAliveInitialDelayMillis: 10_000,
+        }
+      : {}),
   });
+  if (onConnect) pool.on('connect', onConnect);
+  if (timeouts) {
+    const broken = new WeakMap<pg.PoolClient, Error>();
+    pool.on('connect', (client) => {
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      const note = (error: unknown) => {
+        if (error instanceof Error && BROKEN_CONNECTION.test(`${error.message} ${(error as { code?: string }).code ?? ''}`)) {
+          broken.set(client, error);
+        }
+      };
+      (client as { query: unknown }).query = (...args: unknown[]) => {
+        const last = args.at(-1);
+        if (typeof last === 'function') {
+          args[args.length - 1] = (error: unknown, ...rest: unknown[]) => {
+            note(error);
+            return (last as (...callbackArgs: unknown[]) => unknown)(error, ...rest);
+          };
+        }
+        const result = query(...args);
+        if (result instanceof Promise) result.catch(note);
+        return result;
+      };
+      client.on('error', (error) => broken.set(client, error));
+    });
+    pool.on('acquire', (client) => {
+      const release = client.release;
+      client.release = (error?: Error | boolean) => release(error ?? broken.get(client));
+    });
+    // Shed load early: a request that would only queue behind many others is refused at once.
+    const connect = pool.connect.bind(pool) as (...args: unknown[]) => unknown;
+    (pool as { connect: unknown }).connect = (...args: unknown[]) => {
+      if (pool.waitingCount >= timeouts.maxWaiting) {
+        const error = new DatabaseOverloadedError(pool.waitingCount);
+        const callback = args[0];
+        if (typeof callback === 'function') {
+          process.nextTick(() => (callback as (error: Error) => void)(error));
+          return undefined;
+        }
+        return Promise.reject(error);
+      }
+      return connect(...args);
+    };
+  }
   const prisma = new PrismaClient({
     // $disconnect ends the pool too.
     adapter: new PrismaPg(pool, { disposeExternalPool: true }),

@@ -34,12 +34,25 @@ export class DomainError extends Error {
     message: string,
     /** The input field at fault, for VALIDATION_FAILED. */
     readonly field?: string,
+    /** For 503s: when to try again (the Retry-After header). */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
     this.name = 'DomainError';
     this.status = errorStatus[code];
   }
 }
+
+/** Retry-After of an answer that the database could not give (UNAVAILABLE). */
+export const DATABASE_RETRY_AFTER_SECONDS = 2;
+
+const databaseUnavailable = () =>
+  new DomainError(
+    'UNAVAILABLE',
+    'The database cannot be reached right now; nothing was changed unless a write had committed. Try again shortly.',
+    undefined,
+    DATABASE_RETRY_AFTER_SECONDS,
+  );
 
 export const validationFailed = (field: string, message: string) =>
   new DomainError('VALIDATION_FAILED', message, field);
@@ -63,6 +76,7 @@ const INTERNAL_MESSAGE = 'Something went wrong on our side. Quote the request id
  */
 export function toDomainError(error: unknown): DomainError | undefined {
   if (error instanceof DomainError) return error;
+  if (isDatabaseUnavailable(error)) return databaseUnavailable();
   const sqlState = postgresCode(error);
   if (sqlState === QUERY_CANCELED) {
     return new DomainError('TIMEOUT', 'The database took too long to answer and the statement was stopped; try again.');
@@ -85,6 +99,46 @@ export function toDomainError(error: unknown): DomainError | undefined {
     }
   }
   return undefined;
+}
+
+/**
+ * Prisma's codes for a database it cannot reach or that closed the connection
+ * (P1001, P1002, P1008, P1017), or whose pool gave no connection in time (P2024).
+ */
+const UNREACHABLE_PRISMA_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024']);
+/** The pg adapter's kinds for a socket that failed. */
+const UNREACHABLE_ADAPTER_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout', 'TlsConnectionError']);
+/** pg and pg-pool's own words for a connection lost, refused or not had in time, and the pool refusing to queue. */
+const UNREACHABLE_MESSAGE =
+  /Query read timeout|timeout exceeded when trying to connect|Connection terminated|connection timeout|ECONNREFUSED|ECONNRESET|EPIPE|Client has encountered a connection error|Can't reach database|requests already wait for a database connection/;
+
+/**
+ * Whether `error` means the database is unavailable (unreachable, gone
+ * silent, restarting, or too busy to take another request), rather than a
+ * fault of the request: SQLSTATE class 08 (connection exception), 57P01-57P03
+ * (shutting down, starting up), Prisma's connection codes, the pg adapter's
+ * socket kinds, pg's timeouts, the pool refusing to queue.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  for (let current = error, depth = 0; current && depth < 5; depth++) {
+    if (typeof current !== 'object') return false;
+    const sqlState = postgresCode(current);
+    if (sqlState && (sqlState.startsWith('08') || ['57P01', '57P02', '57P03'].includes(sqlState))) return true;
+    const { code, message, name, meta, cause } = current as {
+      code?: unknown;
+      message?: unknown;
+      name?: unknown;
+      meta?: { driverAdapterError?: { cause?: { kind?: unknown } } };
+      cause?: unknown;
+    };
+    if (name === 'DatabaseOverloadedError') return true;
+    if (typeof code === 'string' && UNREACHABLE_PRISMA_CODES.has(code)) return true;
+    const adapterKind = meta?.driverAdapterError?.cause?.kind ?? (cause as { kind?: unknown } | undefined)?.kind;
+    if (typeof adapterKind === 'string' && UNREACHABLE_ADAPTER_KINDS.has(adapterKind)) return true;
+    if (typeof message === 'string' && UNREACHABLE_MESSAGE.test(message)) return true;
+    current = cause;
+  }
+  return false;
 }
 
 /** SQLSTATE 57014: PostgreSQL cancelled the statement, here because it ran past statement_timeout. */

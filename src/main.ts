@@ -11,6 +11,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { createDatabase } from './db.js';
 import { createEventBus, reportOutages } from './events/bus.js';
 import { createMetrics, watchPool } from './observability/metrics.js';
+import { outageLog } from './observability/outages.js';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres.js';
 import { createLogger } from './logger.js';
 import { applyPendingMigrations } from './migrations/migrations.js';
@@ -42,10 +43,13 @@ if (config.migrateOnStart) {
   logger.info({ applied }, applied.length ? 'migrations applied' : 'database schema is current');
 }
 
+const databaseOutage = outageLog(logger, 'database', 'requests are answered 503 UNAVAILABLE with Retry-After meanwhile');
 const { prisma, pool } = createDatabase({
   url: databaseUrl,
   poolSize: config.databasePoolSize,
   statementTimeoutMs: config.limits.statementTimeoutMs,
+  timeouts: config.limits.database,
+  onConnect: () => databaseOutage.recovered(),
 });
 // The embedded database gets the demo data once: on its first start, or on the
 // first start after `npm run db:migrate` created it (a real server never).
@@ -75,6 +79,7 @@ const gateway = createGateway({
   introspection: config.introspection,
   corsOrigins: config.corsOrigins,
   trustProxy: config.trustProxy,
+  databaseOutage,
   metricsEndpoint: { ownPort: config.metrics.port !== undefined, token: config.metrics.token },
   graphiql: config.graphiql,
   legacy: config.legacy,

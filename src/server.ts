@@ -5,7 +5,6 @@ import type { Redis } from 'ioredis';
 import type { TokenVerifier } from './auth/tokens.js';
 import type { Limits, ResponseCacheSettings, TrustProxy } from './config.js';
 import type { PrismaClient } from './db.js';
-import { errorBody } from './errors.js';
 import type { EventBus } from './events/bus.js';
 import { type LegacySettings, legacyPolicy } from './legacy.js';
 import type { Logger } from './logger.js';
@@ -15,6 +14,7 @@ import { closeConnectionsWhenStopping } from './http/middleware/drain.js';
 import { observeRequests } from './http/middleware/observe-requests.js';
 import { createRateLimiter, rateLimitClient } from './http/middleware/rate-limit.js';
 import { limitDuration } from './http/middleware/time-limit.js';
+import { errorAnswer } from './http/refusal.js';
 import { clientAddress } from './http/request.js';
 import { GRAPHQL_PATH, OPENAPI_PATH } from './http/routes.js';
 import { createGraphQLHandler, serveGraphQL } from './http/transports/graphql.js';
@@ -23,6 +23,7 @@ import { createRestRouter } from './http/transports/rest.js';
 import { serveGraphQLOverWebSocket } from './http/transports/websocket.js';
 import type { GatewayEnv } from './http/types.js';
 import type { Metrics } from './observability/metrics.js';
+import type { OutageLog } from './observability/outages.js';
 
 export interface GatewayOptions {
   prisma: PrismaClient;
@@ -40,6 +41,8 @@ export interface GatewayOptions {
   corsOrigins: string[];
   /** Which proxies may name the client's address (X-Forwarded-For); none when absent. */
   trustProxy?: TrustProxy;
+  /** Logs a database outage once (its start and its end) rather than per failed request. */
+  databaseOutage?: OutageLog;
   /** /metrics on a port of its own (then not on the API's), and the bearer token it asks for, if any. */
   metricsEndpoint?: { ownPort: boolean; token?: string };
   legacy: LegacySettings;
@@ -101,12 +104,7 @@ export function createGateway(options: GatewayOptions) {
       404,
     );
   });
-  app.onError((error, c) => {
-    const body = errorBody(error, c.get('requestId'));
-    c.get('trace').errorCode = body.code;
-    if (body.status >= 500) logger.error({ err: error, requestId: c.get('requestId') }, 'unhandled error');
-    return c.json(body, body.status as 500);
-  });
+  app.onError((error, c) => errorAnswer(c, error, options));
 
   return {
     app,

@@ -4,11 +4,13 @@ import {
   DomainError,
   type ErrorCode,
   errorStatus,
+  isDatabaseUnavailable,
   maskedInternalError,
   refusalBody,
   toDomainError,
 } from '../../errors.js';
 import type { Logger } from '../../logger.js';
+import type { OutageLog } from '../../observability/outages.js';
 import type { RequestContext } from '../types.js';
 
 /**
@@ -80,11 +82,20 @@ export interface ErrorMaskingOptions {
   introspection: boolean;
   /** Called with the code of each error sent, once per error. */
   countError(code: string): void;
+  /** Told when the database could not answer, so that an outage is logged once, not per request. */
+  databaseOutage?: Pick<OutageLog, 'failed'>;
 }
 
 type Result = { data?: unknown; errors?: readonly GraphQLError[]; extensions?: Record<string, unknown> };
 
-export function useErrorMasking({ logger, introspection, countError }: ErrorMaskingOptions): Plugin<object, RequestContext> {
+export function useErrorMasking({
+  logger,
+  introspection,
+  countError,
+  databaseOutage,
+}: ErrorMaskingOptions): Plugin<object, RequestContext> {
+  /** Errors whose answer tells the client when to try again (Retry-After): the database was unavailable. */
+  const retryAfter = new WeakMap<GraphQLError, number>();
   /** The error as a client may see it, counted when it is given its code here. */
   const classify = (error: GraphQLError, requestId: string | undefined): GraphQLError => {
     if (isClassified(error.extensions)) {
@@ -118,6 +129,14 @@ export function useErrorMasking({ logger, introspection, countError }: ErrorMask
       message = known.message;
       extensions.code = known.code;
       if (known.field) extensions.field = known.field;
+      if (known.code === 'UNAVAILABLE' && isDatabaseUnavailable(original)) databaseOutage?.failed(original);
+      if (known.retryAfterSeconds !== undefined) {
+        extensions.status = known.status;
+        countError(known.code);
+        const classified = rebuilt(error, message, extensions);
+        retryAfter.set(classified, known.retryAfterSeconds);
+        return classified;
+      }
     } else {
       // graphql-js (syntax, validation, variables) or yoga (a request it cannot read).
       extensions.code = requestErrorCode(http?.status);
@@ -137,6 +156,17 @@ export function useErrorMasking({ logger, introspection, countError }: ErrorMask
     const executed = 'data' in result;
     const errors = result.errors.map((error) => {
       const classified = classify(error, requestId);
+      const retryAfterSeconds = retryAfter.get(classified);
+      if (retryAfterSeconds !== undefined) {
+        // The database could not answer: say when to come back; with nothing to show, answer 503.
+        return rebuilt(classified, classified.message, {
+          ...classified.extensions,
+          http: {
+            ...(result.data == null ? { status: classified.extensions.status as number } : {}),
+            headers: { 'Retry-After': String(retryAfterSeconds) },
+          },
+        });
+      }
       if (executed) return classified;
       // Refused before execution, the HTTP status is the error's. GraphQL over HTTP: a document
       // that fails to parse or validate (`spec`) is answered 200 under application/json and 400

@@ -9,6 +9,7 @@ import type { EventBus } from '../../events/bus.js';
 import type { LegacyPolicy } from '../../legacy.js';
 import type { Logger } from '../../logger.js';
 import type { Metrics } from '../../observability/metrics.js';
+import type { OutageLog } from '../../observability/outages.js';
 import { servedSchema } from '../../schema/index.js';
 import { useErrorMasking } from '../plugins/use-error-masking.js';
 import { useGraphiQL } from '../plugins/use-graphiql.js';
@@ -35,6 +36,7 @@ export interface GraphQLOptions {
   responseCache?: ResponseCacheSettings;
   /** Shares the response cache's write generation between instances when given. */
   redis?: Redis;
+  databaseOutage?: Pick<OutageLog, 'failed'>;
 }
 
 export type GraphQLHandler = YogaServerInstance<RequestContext, GraphQLContext>;
@@ -74,7 +76,12 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
     maxRequestBodySize: false,
     plugins: [
       // First: its execution hooks must also see results other plugins give instead of executing.
-      useErrorMasking({ logger: options.logger, introspection: options.introspection, countError }),
+      useErrorMasking({
+        logger: options.logger,
+        introspection: options.introspection,
+        countError,
+        databaseOutage: options.databaseOutage,
+      }),
       useQueryLimits(options.limits, options.introspection),
       useVariablePageCost(options.limits.maxCost),
       useRoundedIdRefusal(),

@@ -1,15 +1,16 @@
 import { createHash } from 'node:crypto';
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
-import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { requireScope, scopes } from '../../auth/scopes.js';
 import type { PrismaClient } from '../../db.js';
 import { parseId } from '../../domain/ids.js';
 import { findPetOrThrow, listOrders } from '../../domain/queries.js';
-import { DomainError, errorBody, validationFailed } from '../../errors.js';
+import { DomainError, validationFailed } from '../../errors.js';
 import type { Order, Pet } from '../../generated/prisma/client.js';
 import { LEGACY_ROUTE, type LegacyPolicy } from '../../legacy.js';
 import type { Logger } from '../../logger.js';
 import type { Metrics } from '../../observability/metrics.js';
+import type { OutageLog } from '../../observability/outages.js';
+import { errorAnswer } from '../refusal.js';
 import { OPENAPI_PATH } from '../routes.js';
 import type { GatewayEnv } from '../types.js';
 import { openApiDocument } from './openapi.js';
@@ -25,6 +26,7 @@ export interface RestOptions {
   logger: Logger;
   metrics: Metrics;
   legacy: LegacyPolicy;
+  databaseOutage?: Pick<OutageLog, 'failed'>;
 }
 
 type RestEnv = GatewayEnv;
@@ -80,14 +82,9 @@ export function createRestRouter(options: RestOptions) {
   router.all(OPENAPI_PATH, methodNotAllowed);
 
   router.onError((error, c) => {
-    const body = errorBody(error, c.get('requestId'));
-    c.get('trace').errorCode = body.code;
     // RFC 9110 §15.5.2: a 401 names how to authenticate (here: no token was sent; a bad one is refused earlier).
-    if (body.code === 'UNAUTHENTICATED') c.header('WWW-Authenticate', 'Bearer');
-    if (body.status >= 500) {
-      options.logger.error({ err: error, requestId: c.get('requestId') }, 'REST request failed');
-    }
-    return c.json(body, body.status as ContentfulStatusCode);
+    if (error instanceof DomainError && error.code === 'UNAUTHENTICATED') c.header('WWW-Authenticate', 'Bearer');
+    return errorAnswer(c, error, options);
   });
 
   return router;

@@ -1,0 +1,91 @@
+import net from 'node:net';
+
+/**
+ * A TCP proxy on a free loopback port in front of another server (PostgreSQL,
+ * Redis), to inject the faults real networks produce:
+ *
+ * - `pass`: forwards both ways;
+ * - `refuse`: new connections are closed at once (as a server that is down);
+ * - `freeze`: new connections are accepted and never answered, and open ones
+ *   stop forwarding in both directions without closing (a host that went
+ *   silent: no FIN, no RST);
+ * - `cut()`: destroys every open connection (a reset), whatever the mode.
+ */
+export type FaultMode = 'pass' | 'refuse' | 'freeze';
+
+export interface FaultProxy {
+  port: number;
+  /** `url` with its host and port replaced by the proxy's. */
+  urlFor(url: string): string;
+  set(mode: FaultMode): void;
+  cut(): void;
+  /** Connections accepted so far. */
+  readonly accepted: number;
+  close(): Promise<void>;
+}
+
+export async function startFaultProxy(target: { host: string; port: number }): Promise<FaultProxy> {
+  let mode: FaultMode = 'pass';
+  let accepted = 0;
+  const pairs = new Set<{ client: net.Socket; upstream: net.Socket }>();
+
+  const server = net.createServer((client) => {
+    accepted++;
+    client.on('error', () => undefined);
+    if (mode === 'refuse') {
+      client.destroy();
+      return;
+    }
+    const upstream = net.connect(target.port, target.host);
+    upstream.on('error', () => client.destroy());
+    client.on('error', () => upstream.destroy());
+    const pair = { client, upstream };
+    pairs.add(pair);
+    const forget = () => pairs.delete(pair);
+    client.on('close', () => {
+      forget();
+      upstream.destroy();
+    });
+    upstream.on('close', () => {
+      forget();
+      client.destroy();
+    });
+    // Bytes are forwarded only while passing; frozen bytes are dropped, as a silent network would.
+    client.on('data', (chunk) => {
+      if (mode === 'pass') upstream.write(chunk);
+    });
+    upstream.on('data', (chunk) => {
+      if (mode === 'pass') client.write(chunk);
+    });
+  });
+  const cut = () => {
+    for (const { client, upstream } of pairs) {
+      client.resetAndDestroy();
+      upstream.destroy();
+    }
+    pairs.clear();
+  };
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+
+  return {
+    port,
+    urlFor(url) {
+      const parsed = new URL(url);
+      parsed.hostname = '127.0.0.1';
+      parsed.port = String(port);
+      return parsed.toString();
+    },
+    set(next) {
+      mode = next;
+    },
+    cut,
+    get accepted() {
+      return accepted;
+    },
+    async close() {
+      cut();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
