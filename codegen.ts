@@ -5,7 +5,7 @@ import { schema } from './src/schema/index.js';
 /**
  * `npm run schema:print`: prints the schema built in code to schema.graphql
  * (with the @stability directives), and generates typed documents for the
- * .graphql operations under test/, as a frontend app would.
+ * GraphQL documents under test/documents/, as a frontend app would.
  */
 const config: CodegenConfig = {
   schema: printSchemaWithDirectives(schema),

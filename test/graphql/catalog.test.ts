@@ -9,7 +9,7 @@ import {
   UpdateCategoryDocument,
   UpdatePetDocument,
 } from '../generated/graphql.js';
-import { clientFor, expectError } from '../support/client.js';
+import { clientFor, codesOf, expectError } from '../support/client.js';
 import { useTestGateway } from '../support/gateway.js';
 
 /** Categories and pets: every write, what it stores, and what it refuses. */
@@ -234,5 +234,24 @@ describe('deletePet', () => {
 
   it('answers NOT_FOUND for a pet that does not exist', async () => {
     expectError(await client.send(DeletePetDocument, { id: '424242' }), 'NOT_FOUND');
+  });
+});
+
+describe('createPet and deleteCategory at the same time', () => {
+  it('a pet added while its category is deleted either wins (the delete is refused) or finds no category', async () => {
+    for (let round = 0; round < 10; round++) {
+      const category = (await gateway.prisma.category.create({ data: { name: `Kind ${round}` } })).id.toString();
+      const [created, deleted] = await Promise.all([
+        client.send(CreatePetDocument, { input: { name: 'Newcomer', categoryId: category } }),
+        client.send(DeleteCategoryDocument, { id: category }),
+      ]);
+      const outcome = codesOf([created, deleted]).join(' ');
+      expect(['OK CONFLICT', 'NOT_FOUND OK']).toContain(outcome);
+      const left = await gateway.prisma.category.count({ where: { id: BigInt(category) } });
+      const pets = await gateway.prisma.pet.count({ where: { categoryId: BigInt(category) } });
+      expect({ outcome, left, pets }).toEqual(
+        outcome === 'OK CONFLICT' ? { outcome, left: 1, pets: 1 } : { outcome, left: 0, pets: 0 },
+      );
+    }
   });
 });

@@ -7,7 +7,7 @@ import { useTestGateway } from '../support/gateway.js';
 /**
  * What the schema says about itself: the stability markers, the legacy
  * lookup's deprecation and its sunset date (schema.graphql being current is
- * foundation-schema-file.test.ts's).
+ * schema-file.test.ts's).
  */
 const gateway = useTestGateway();
 const client = clientFor(gateway);

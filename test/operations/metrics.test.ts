@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scopes } from '../../src/auth/scopes.js';
+import { useTestGateway } from '../support/gateway.js';
 import {
   arrangePets,
   baseUrlOf,
@@ -9,15 +10,17 @@ import {
   startProcess,
 } from '../support/operations.js';
 import { createMetrics } from '../../src/observability/metrics.js';
-import { useTestGateway } from '../support/gateway.js';
 import { type GatewayProcess, postGraphQL, stopAll } from '../support/processes.js';
-import { connectWebSocket, subscribeSse, waitFor } from '../support/subscriptions.js';
+import { connectWebSocket, openSubscriptions, subscribeSse, waitFor } from '../support/subscriptions.js';
 
 /**
  * GET /metrics of the real server process, in the Prometheus text format:
  * requests and latency by operation and status, errors by code, pool use,
  * event loop lag, open subscriptions, and the use of the deprecated lookup
- * (GraphQL getPetById, REST GET /pets/{petId}) per client.
+ * (GraphQL getPetById, REST GET /pets/{petId}) per client. Then, on a
+ * gateway in this process: deprecated use counted each time a document is sent
+ * again, requests named by the operation run, and the open-subscription gauge
+ * over SSE and WebSocket; and the bounds on label values.
  */
 
 let gateway: GatewayProcess;
@@ -37,6 +40,9 @@ afterAll(async () => {
   stopAll();
   await cleanUp();
 });
+
+/** A gateway in this process (test/support/gateway.ts), with a database of its own, beside the real process. */
+const inProcess = useTestGateway();
 
 interface Sample {
   name: string;
@@ -140,7 +146,7 @@ describe('GET /metrics', () => {
     expect((await fetch(`${baseUrl}/store/orders`)).status).toBe(401);
     expect((await fetch(`${baseUrl}/no/such/route`)).status).toBe(404);
     // Refused by yoga before any GraphQL runs: a body that is not JSON (VALIDATION_FAILED, as yoga's
-    // own refusals are given our codes; see src/http/graphql-errors.ts).
+    // own refusals are given our codes; see src/http/plugins/use-error-masking.ts).
     await fetch(`${baseUrl}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{' });
     const after = await scrape();
 
@@ -210,27 +216,7 @@ describe('GET /metrics', () => {
   });
 });
 
-describe('label values', () => {
-  it('are bounded: operation names (chosen by clients) and clients beyond the limit count as other', async () => {
-    const metrics = createMetrics({ maxLabelValues: 2 });
-    for (const operation of ['First', 'Second', 'Third', 'First', `Long${'x'.repeat(120)}`]) {
-      metrics.requests.inc({ operation, status: 200 });
-    }
-    metrics.deprecatedUse.inc({ target: 'Query.getPetById', client: 'a' });
-    metrics.deprecatedUse.inc({ target: 'Query.getPetById', client: 'b' });
-    metrics.deprecatedUse.inc({ target: 'Query.getPetById', client: 'c' });
-    const parsed = parseMetrics(await metrics.registry.metrics());
-    expect(valueOf(parsed, 'petstore_requests_total', { operation: 'First', status: '200' })).toBe(2);
-    expect(valueOf(parsed, 'petstore_requests_total', { operation: 'Second', status: '200' })).toBe(1);
-    expect(valueOf(parsed, 'petstore_requests_total', { operation: 'other', status: '200' })).toBe(2);
-    expect(valueOf(parsed, 'petstore_deprecated_use_total', { target: 'Query.getPetById', client: 'other' })).toBe(1);
-  });
-});
-
-/** The same metrics of an in-process gateway, where one document can be sent many times cheaply. */
-const inProcess = useTestGateway();
-
-async function inProcessMetric(line: RegExp): Promise<number> {
+async function metric(line: RegExp): Promise<number> {
   const text = await (await fetch(`${inProcess.baseUrl}/metrics`)).text();
   const found = text.split('\n').find((row) => line.test(row));
   return found ? Number(found.slice(found.lastIndexOf(' ') + 1)) : 0;
@@ -247,20 +233,20 @@ describe('metrics of GraphQL operations', () => {
 
   it('counts every use of a deprecated field, each time the same document is sent again', async () => {
     const document = 'query Legacy($id: ID!) { getPetById(petId: $id) { id } }';
-    const before = await inProcessMetric(legacyUse);
+    const before = await metric(legacyUse);
     for (let i = 0; i < 3; i++) expect((await inProcess.graphql(document, { id: petId })).errors).toBeUndefined();
-    expect(await inProcessMetric(legacyUse)).toBe(before + 3);
+    expect(await metric(legacyUse)).toBe(before + 3);
 
     const twice = 'query LegacyTwice($id: ID!) { a: getPetById(petId: $id) { id } b: getPetById(petId: $id) { id } }';
     expect((await inProcess.graphql(twice, { id: petId })).errors).toBeUndefined();
-    expect(await inProcessMetric(legacyUse)).toBe(before + 5);
+    expect(await metric(legacyUse)).toBe(before + 5);
   });
 
   it('names each request by the operation it ran, also in a document with several', async () => {
     const document = 'query First { pets(first: 1) { edges { node { id } } } } query Second { categories { edges { node { id } } } }';
     const first = /^petstore_requests_total\{operation="First",status="200"\}/;
     const second = /^petstore_requests_total\{operation="Second",status="200"\}/;
-    const [firstBefore, secondBefore] = [await inProcessMetric(first), await inProcessMetric(second)];
+    const [firstBefore, secondBefore] = [await metric(first), await metric(second)];
     for (const operationName of ['First', 'Second', 'Second']) {
       const response = await fetch(`${inProcess.baseUrl}/graphql`, {
         method: 'POST',
@@ -270,7 +256,47 @@ describe('metrics of GraphQL operations', () => {
       expect(response.status).toBe(200);
       await response.arrayBuffer();
     }
-    expect(await inProcessMetric(first)).toBe(firstBefore + 1);
-    expect(await inProcessMetric(second)).toBe(secondBefore + 2);
+    expect(await metric(first)).toBe(firstBefore + 1);
+    expect(await metric(second)).toBe(secondBefore + 2);
+  });
+});
+
+describe('petstore_open_subscriptions of an in-process gateway', () => {
+  const petStatusSubscription = /* GraphQL */ `
+    subscription PetStatus { petStatusChanged { petId name categoryId status previousStatus } }
+  `;
+
+  it('counts open subscriptions in petstore_open_subscriptions while they are open', async () => {
+    const url = `${inProcess.baseUrl}/graphql`;
+    expect(await openSubscriptions(inProcess.baseUrl)).toBe(0);
+    const sse = await subscribeSse(url, petStatusSubscription);
+    expect(sse.status).toBe(200);
+    const connection = await connectWebSocket(url);
+    try {
+      const ws = connection.subscribe(petStatusSubscription);
+      await waitFor(async () => (await openSubscriptions(inProcess.baseUrl)) === 2, 'two open subscriptions');
+      await sse.close();
+      await ws.close();
+      await waitFor(async () => (await openSubscriptions(inProcess.baseUrl)) === 0, 'no open subscription');
+    } finally {
+      await connection.dispose();
+    }
+  });
+});
+
+describe('label values', () => {
+  it('are bounded: operation names (chosen by clients) and clients beyond the limit count as other', async () => {
+    const metrics = createMetrics({ maxLabelValues: 2 });
+    for (const operation of ['First', 'Second', 'Third', 'First', `Long${'x'.repeat(120)}`]) {
+      metrics.requests.inc({ operation, status: 200 });
+    }
+    metrics.deprecatedUse.inc({ target: 'Query.getPetById', client: 'a' });
+    metrics.deprecatedUse.inc({ target: 'Query.getPetById', client: 'b' });
+    metrics.deprecatedUse.inc({ target: 'Query.getPetById', client: 'c' });
+    const parsed = parseMetrics(await metrics.registry.metrics());
+    expect(valueOf(parsed, 'petstore_requests_total', { operation: 'First', status: '200' })).toBe(2);
+    expect(valueOf(parsed, 'petstore_requests_total', { operation: 'Second', status: '200' })).toBe(1);
+    expect(valueOf(parsed, 'petstore_requests_total', { operation: 'other', status: '200' })).toBe(2);
+    expect(valueOf(parsed, 'petstore_deprecated_use_total', { target: 'Query.getPetById', client: 'other' })).toBe(1);
   });
 });

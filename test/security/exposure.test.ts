@@ -5,7 +5,7 @@ import { bearer, expectGraphQLError, type GraphQLAnswer, postGraphQL, send } fro
 /**
  * What the gateway shows of itself: introspection and field suggestions (on
  * by default, off with INTROSPECTION=false), GraphiQL (off with GRAPHIQL=false,
- * and by default in production, see security-processes.test.ts), and which
+ * and by default in production, see development-and-production.test.ts), and which
  * browser origins may call it (CORS_ORIGINS).
  */
 

@@ -20,12 +20,16 @@ import {
  * HTTP with the default settings and with settings of our own: at a limit a
  * request runs, over it the answer is VALIDATION_FAILED (413 for the body)
  * naming the setting, before any resolver runs, so no statement and no write.
+ * Last, a body limit of 4 KiB as a client meets it, sent whole and in chunks.
  */
 
 const gateway = useTestGateway();
 const small = useTestGateway({
   limits: { maxDepth: 4, maxAliases: 2, maxTokens: 40, maxCost: 30, maxDirectives: 2, maxBatch: 2, bodyBytes: 2_048 },
 });
+/** A body limit of 4 KiB, for the body as a client sends it on the wire. */
+const bodyBytes = 4_096;
+const wire = useTestGateway({ limits: { bodyBytes } });
 
 let token: string;
 beforeAll(async () => {
@@ -281,5 +285,56 @@ describe('with limits of our own', () => {
     socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query } }));
     expect(await closed).toBe(1009);
     expect(small.statements).toEqual([]);
+  });
+});
+
+const typenameQuery = '{ __typename }';
+const padded = (bytes: number) => JSON.stringify({ query: typenameQuery, variables: { padding: 'x'.repeat(bytes) } });
+
+/** A body sent chunked: no Content-Length, so the gateway must count it as it arrives. */
+function chunked(text: string): ReadableStream<Uint8Array> {
+  const bytes = new TextEncoder().encode(text);
+  return new ReadableStream({
+    start(controller) {
+      for (let at = 0; at < bytes.length; at += 1_000) controller.enqueue(bytes.subarray(at, at + 1_000));
+      controller.close();
+    },
+  });
+}
+
+/** POST /graphql to `wire`, each test with a token of its own subject. */
+async function postToWire(body: BodyInit, subject: string, extra: RequestInit = {}) {
+  const response = await fetch(`${wire.baseUrl}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${await testToken([], subject)}` },
+    body,
+    ...extra,
+  });
+  return { status: response.status, headers: response.headers, json: (await response.json()) as Record<string, unknown> };
+}
+
+describe(`a body limit of ${bodyBytes} bytes, on the wire`, () => {
+  it('refuses a body whose Content-Length is over the limit with 413 PAYLOAD_TOO_LARGE', async () => {
+    const answer = await postToWire(padded(bodyBytes), 'body-1');
+    expect(answer.status).toBe(413);
+    expect(answer.json).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', status: 413 });
+    expect(answer.json.errors).toEqual([
+      expect.objectContaining({ extensions: { code: 'PAYLOAD_TOO_LARGE', status: 413 } }),
+    ]);
+  });
+
+  it('answers a body within the limit', async () => {
+    const answer = await postToWire(padded(bodyBytes - 200), 'body-2');
+    expect(answer.status).toBe(200);
+    expect(answer.json).toEqual({ data: { __typename: 'Query' } });
+  });
+
+  it('counts a chunked body as it arrives: over the limit is refused, within it is answered', async () => {
+    const over = await postToWire(chunked(padded(bodyBytes)), 'body-3', { duplex: 'half' } as RequestInit);
+    expect(over.status).toBe(413);
+    expect(over.json).toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
+    const within = await postToWire(chunked(padded(1_000)), 'body-3', { duplex: 'half' } as RequestInit);
+    expect(within.status).toBe(200);
+    expect(within.json).toEqual({ data: { __typename: 'Query' } });
   });
 });

@@ -1,5 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
-import { describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mintToken } from '../../src/auth/tokens.js';
 import { testToken, useTestGateway } from '../support/gateway.js';
 import {
   type Answer,
@@ -9,6 +12,8 @@ import {
   type GraphQLAnswer,
   postGraphQL,
 } from '../support/http.js';
+import { baseUrlOf, cleanUp, migratedDatabase, startProcess } from '../support/operations.js';
+import { type GatewayProcess, stopAll } from '../support/processes.js';
 import { restClient } from '../support/rest.js';
 import { connectWebSocket } from '../support/subscriptions.js';
 
@@ -16,13 +21,16 @@ import { connectWebSocket } from '../support/subscriptions.js';
  * The rate limit in one gateway (in memory): per client, which is the token's
  * subject, else the client's address. Every counted answer carries RateLimit
  * and RateLimit-Policy; over the limit it is 429 with Retry-After and the
- * Error body, and nothing behind it runs. (Shared through Redis between two
- * gateway processes: security-processes.test.ts.)
+ * Error body, and nothing behind it runs. Then the same limit shared through
+ * Redis by two gateway processes, and each process on its own while Redis is
+ * away.
  */
 
 const LIMIT = 3;
 const gateway = useTestGateway({ limits: { rateLimit: { requests: LIMIT, windowSeconds: 60 } } });
 const brief = useTestGateway({ limits: { rateLimit: { requests: 2, windowSeconds: 1 } } });
+const fiveAMinute = { requests: 5, windowSeconds: 60 };
+const fiveAMinuteGateway = useTestGateway({ limits: { rateLimit: fiveAMinute } });
 const rest = restClient(gateway);
 
 const typename = { query: '{ __typename }' };
@@ -157,5 +165,123 @@ describe('the rate limit of one gateway', () => {
     expectLimited(limited, true, 2, 1);
     await new Promise((resolve) => setTimeout(resolve, Number(limited.headers.get('retry-after')) * 1000 + 100));
     expectCounted(await postGraphQL(brief.baseUrl, typename, frank), 1, 2, 1);
+  });
+});
+
+describe('the rate limit headers', () => {
+  let token: string;
+  beforeAll(async () => {
+    token = await testToken([], 'rate-1');
+  });
+
+  it('tells every answer, GraphQL and REST, what is left, and refuses the request over the limit with 429', async () => {
+    const remaining: string[] = [];
+    for (let i = 0; i < fiveAMinute.requests; i++) {
+      const response =
+        i % 2 === 0
+          ? await fetch(`${fiveAMinuteGateway.baseUrl}/graphql`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+              body: JSON.stringify(typename),
+            })
+          : await fetch(`${fiveAMinuteGateway.baseUrl}/pets/1`, { headers: { authorization: `Bearer ${token}` } });
+      await response.arrayBuffer();
+      expect(response.headers.get('ratelimit-policy')).toBe(`${fiveAMinute.requests};w=${fiveAMinute.windowSeconds}`);
+      remaining.push(/remaining=(\d+)/.exec(response.headers.get('ratelimit') ?? '')?.[1] ?? '?');
+      expect(response.headers.get('x-request-id')).toBeTruthy();
+    }
+    expect(remaining).toEqual(['4', '3', '2', '1', '0']);
+
+    const refused = await fetch(`${fiveAMinuteGateway.baseUrl}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify(typename),
+    });
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(refused.headers.get('ratelimit')).toMatch(/remaining=0/);
+    expect(await refused.json()).toMatchObject({ code: 'RATE_LIMITED', status: 429 });
+  });
+});
+
+describe('rate limits shared through Redis (REDIS_URL)', () => {
+  let databaseUrl: string;
+  beforeAll(async () => {
+    databaseUrl = (await migratedDatabase()).url;
+  });
+  afterAll(async () => {
+    stopAll();
+    await cleanUp();
+  });
+
+  /** A gateway process (`tsx src/main.ts`) on this block's database. */
+  async function start(settings: Record<string, string>): Promise<{ gateway: GatewayProcess; baseUrl: string }> {
+    const gateway = await startProcess(databaseUrl, settings);
+    return { gateway, baseUrl: baseUrlOf(gateway) };
+  }
+  const stop = (gateway: GatewayProcess) => gateway.stop();
+
+  const REDIS_URL = 'redis://127.0.0.1:6379';
+  const secret = 'a-shared-secret-for-two-gateway-processes';
+  // A key prefix of its own (RATE_LIMIT_KEY_PREFIX): whatever else uses this Redis counts apart.
+  const keyPrefix = `test-rate:${randomUUID()}`;
+  const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  const subject = 'redis-tester';
+
+  afterAll(async () => {
+    const keys = await redis.keys(`${keyPrefix}:*`).catch(() => [] as string[]);
+    if (keys.length > 0) await redis.del(...keys);
+    redis.disconnect();
+  });
+
+  it('counts one client once across two gateway processes, by subject and by address', { timeout: 120_000 }, async () => {
+    const settings = {
+      AUTH_JWT_SECRET: secret,
+      REDIS_URL,
+      RATE_LIMIT_REQUESTS: '4',
+      RATE_LIMIT_WINDOW_SECONDS: '60',
+      RATE_LIMIT_KEY_PREFIX: keyPrefix,
+    };
+    const [first, second] = await Promise.all([start(settings), start(settings)]);
+    const token = await mintToken(new TextEncoder().encode(secret), { subject, scopes: [], expiresIn: '5m' });
+    const typename = { query: '{ __typename }' };
+
+    for (const headers of [bearer(token), {}]) {
+      // Two requests on each: in memory each process would allow four.
+      const remaining: string[] = [];
+      for (const baseUrl of [first.baseUrl, second.baseUrl, first.baseUrl, second.baseUrl]) {
+        const answer = await postGraphQL(baseUrl, typename, headers);
+        expect(answer.status).toBe(200);
+        remaining.push(answer.headers.get('ratelimit')!.match(/remaining=(\d+)/)![1]!);
+      }
+      expect(remaining).toEqual(['3', '2', '1', '0']);
+      for (const baseUrl of [first.baseUrl, second.baseUrl]) {
+        const limited = await postGraphQL(baseUrl, typename, headers);
+        expectRefusal(limited, 'RATE_LIMITED', 429);
+        expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+      }
+    }
+    // The counters are in Redis, under the prefix: one for the subject, one for the address.
+    await redis.connect();
+    expect(Number(await redis.get(`${keyPrefix}:sub:${subject}`))).toBeGreaterThanOrEqual(4);
+    expect(Number(await redis.get(`${keyPrefix}:ip:127.0.0.1`))).toBeGreaterThanOrEqual(4);
+    // Another client is counted apart.
+    const other = await mintToken(new TextEncoder().encode(secret), { subject: 'someone-else', scopes: [], expiresIn: '5m' });
+    expect((await postGraphQL(second.baseUrl, typename, bearer(other))).status).toBe(200);
+    await Promise.all([stop(first.gateway), stop(second.gateway)]);
+  });
+
+  it('keeps answering, counting per process, while Redis cannot be reached', { timeout: 60_000 }, async () => {
+    const { gateway, baseUrl } = await start({
+      AUTH_JWT_SECRET: secret,
+      REDIS_URL: 'redis://127.0.0.1:9',
+      RATE_LIMIT_REQUESTS: '2',
+      RATE_LIMIT_KEY_PREFIX: keyPrefix,
+    });
+    const token = await mintToken(new TextEncoder().encode(secret), { subject: 'offline', scopes: [], expiresIn: '5m' });
+    const answers = [];
+    for (let i = 0; i < 3; i++) answers.push(await postGraphQL(baseUrl, { query: '{ __typename }' }, bearer(token)));
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 429]);
+    await stop(gateway);
   });
 });

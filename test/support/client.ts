@@ -81,3 +81,7 @@ export function expectError(
   if (field !== undefined) expect(error.extensions?.field, JSON.stringify(error)).toBe(field);
   return error;
 }
+
+/** What each response came to: `OK`, or the code of its first error (for requests sent at the same time). */
+export const codesOf = (responses: Array<{ errors?: Array<{ extensions?: Record<string, unknown> }> }>) =>
+  responses.map((response) => (response.errors ? String(response.errors[0]?.extensions?.code) : 'OK'));

@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
 import type { PrismaClient } from '../../src/db.js';
+import { errorStatus } from '../../src/errors.js';
 
 /**
  * Plain HTTP for the security tests: requests exactly as written (no token
@@ -95,4 +96,39 @@ export async function databaseState(prisma: PrismaClient): Promise<string> {
   return JSON.stringify({ categories, pets, orders, inventory }, (_key, value) =>
     typeof value === 'bigint' ? value.toString() : value,
   );
+}
+
+/** Every documented error code (src/errors.ts). */
+const documentedCodes = Object.keys(errorStatus);
+
+/**
+ * A documented error: every GraphQL error (or the Error body) carries a known
+ * code with its status, and the answer carries the request id of X-Request-Id.
+ */
+export function expectDocumentedError(answer: Answer<GraphQLAnswer>, code?: string) {
+  const requestId = answer.headers.get('x-request-id');
+  expect(requestId, answer.text).toMatch(/^[\w.:-]{1,128}$/);
+  expect(answer.headers.get('content-type'), answer.text).toMatch(/^application\/(graphql-response\+)?json/);
+  const body = answer.body;
+  if (body.code !== undefined) {
+    // An Error body (refused before GraphQL ran, or REST).
+    expect(documentedCodes).toContain(body.code);
+    expect(body.status).toBe(errorStatus[body.code as keyof typeof errorStatus]);
+    expect(body.status).toBe(answer.status);
+    expect(body.requestId).toBe(requestId);
+    if (code) expect(body.code).toBe(code);
+    return body.code;
+  }
+  const errors = Array.isArray(body) ? body.flatMap((item: GraphQLAnswer) => item.errors ?? []) : body.errors;
+  expect(errors?.length, answer.text).toBeGreaterThan(0);
+  for (const error of errors!) {
+    const errorCode = error.extensions?.code as keyof typeof errorStatus;
+    expect(documentedCodes, answer.text).toContain(errorCode);
+    expect(error.extensions?.status).toBe(errorStatus[errorCode]);
+    if (code) expect(errorCode, answer.text).toBe(code);
+  }
+  const ids = Array.isArray(body) ? body.map((item: GraphQLAnswer) => item.extensions?.requestId) : [body.extensions?.requestId];
+  for (const id of ids) expect(id).toBe(requestId);
+  expect(answer.text).not.toMatch(/\bat .*\.(ts|js):\d+|node_modules|Prisma|SELECT |INSERT /);
+  return errors![0]!.extensions?.code as string;
 }

@@ -1,10 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Redis } from 'ioredis';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { mintToken } from '../../src/auth/tokens.js';
@@ -15,8 +13,8 @@ import { freePort, type GatewayProcess, npmRun, projectRoot, run, startGateway, 
 /**
  * The real gateway process (`tsx src/main.ts`, as `npm start` runs it) and
  * `npm run token`: development keys and tokens, production's refusal to start
- * without a key and its defaults, an identity provider's JWKS, and one rate
- * limit shared through Redis by two processes.
+ * without a key and its defaults, and an identity provider's JWKS. (One rate
+ * limit shared through Redis by two processes: rate-limit.test.ts.)
  */
 
 const folders: string[] = [];
@@ -56,7 +54,7 @@ async function start(settings: Record<string, string>): Promise<{ gateway: Gatew
 }
 
 /**
- * Stops a gateway. (Its graceful exit is foundation-smoke's to check: under load tsx may give the
+ * Stops a gateway. (Its graceful exit is npm-start.test.ts's to check: under load tsx may give the
  * process only 60 ms to acknowledge SIGTERM before it kills it and exits 143.)
  */
 async function stop(gateway: GatewayProcess) {
@@ -199,71 +197,5 @@ describe('production', () => {
       expectRefusal(other, 'UNAUTHENTICATED', 401);
       await stop(gateway);
     });
-  });
-});
-
-describe('rate limits shared through Redis (REDIS_URL)', () => {
-  const REDIS_URL = 'redis://127.0.0.1:6379';
-  const secret = 'a-shared-secret-for-two-gateway-processes';
-  // A key prefix of its own (RATE_LIMIT_KEY_PREFIX): whatever else uses this Redis counts apart.
-  const keyPrefix = `test-rate:${randomUUID()}`;
-  const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  const subject = 'redis-tester';
-
-  afterAll(async () => {
-    const keys = await redis.keys(`${keyPrefix}:*`).catch(() => [] as string[]);
-    if (keys.length > 0) await redis.del(...keys);
-    redis.disconnect();
-  });
-
-  it('counts one client once across two gateway processes, by subject and by address', { timeout: 120_000 }, async () => {
-    const settings = {
-      AUTH_JWT_SECRET: secret,
-      REDIS_URL,
-      RATE_LIMIT_REQUESTS: '4',
-      RATE_LIMIT_WINDOW_SECONDS: '60',
-      RATE_LIMIT_KEY_PREFIX: keyPrefix,
-    };
-    const [first, second] = await Promise.all([start(settings), start(settings)]);
-    const token = await mintToken(new TextEncoder().encode(secret), { subject, scopes: [], expiresIn: '5m' });
-    const typename = { query: '{ __typename }' };
-
-    for (const headers of [bearer(token), {}]) {
-      // Two requests on each: in memory each process would allow four.
-      const remaining: string[] = [];
-      for (const baseUrl of [first.baseUrl, second.baseUrl, first.baseUrl, second.baseUrl]) {
-        const answer = await postGraphQL(baseUrl, typename, headers);
-        expect(answer.status).toBe(200);
-        remaining.push(answer.headers.get('ratelimit')!.match(/remaining=(\d+)/)![1]!);
-      }
-      expect(remaining).toEqual(['3', '2', '1', '0']);
-      for (const baseUrl of [first.baseUrl, second.baseUrl]) {
-        const limited = await postGraphQL(baseUrl, typename, headers);
-        expectRefusal(limited, 'RATE_LIMITED', 429);
-        expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
-      }
-    }
-    // The counters are in Redis, under the prefix: one for the subject, one for the address.
-    await redis.connect();
-    expect(Number(await redis.get(`${keyPrefix}:sub:${subject}`))).toBeGreaterThanOrEqual(4);
-    expect(Number(await redis.get(`${keyPrefix}:ip:127.0.0.1`))).toBeGreaterThanOrEqual(4);
-    // Another client is counted apart.
-    const other = await mintToken(new TextEncoder().encode(secret), { subject: 'someone-else', scopes: [], expiresIn: '5m' });
-    expect((await postGraphQL(second.baseUrl, typename, bearer(other))).status).toBe(200);
-    await Promise.all([stop(first.gateway), stop(second.gateway)]);
-  });
-
-  it('keeps answering, counting per process, while Redis cannot be reached', { timeout: 60_000 }, async () => {
-    const { gateway, baseUrl } = await start({
-      AUTH_JWT_SECRET: secret,
-      REDIS_URL: 'redis://127.0.0.1:9',
-      RATE_LIMIT_REQUESTS: '2',
-      RATE_LIMIT_KEY_PREFIX: keyPrefix,
-    });
-    const token = await mintToken(new TextEncoder().encode(secret), { subject: 'offline', scopes: [], expiresIn: '5m' });
-    const answers = [];
-    for (let i = 0; i < 3; i++) answers.push(await postGraphQL(baseUrl, { query: '{ __typename }' }, bearer(token)));
-    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 429]);
-    await stop(gateway);
   });
 });

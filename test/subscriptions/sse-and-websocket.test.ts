@@ -305,16 +305,6 @@ describe.each(transports)('subscriptions over $name', (transport) => {
 });
 
 describe('subscriptions and the gateway', () => {
-  it('counts open subscriptions in petstore_open_subscriptions while they are open', async () => {
-    expect(await openSubscriptions(gateway.baseUrl)).toBe(0);
-    const sse = await transports[0]!.subscribe(petStatusSubscription);
-    const ws = await transports[1]!.subscribe(petStatusSubscription);
-    await waitFor(async () => (await openSubscriptions(gateway.baseUrl)) === 2, 'two open subscriptions');
-    await sse.close();
-    await ws.close();
-    await waitFor(async () => (await openSubscriptions(gateway.baseUrl)) === 0, 'no open subscription');
-  });
-
   it.each(transports.map((transport) => [transport.name, transport] as const))(
     'over %s, a subscription ends with UNAUTHENTICATED when the token it was opened with expires',
     async (_name, transport) => {

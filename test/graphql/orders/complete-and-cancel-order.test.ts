@@ -1,0 +1,209 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  CancelOrderDocument,
+  CompleteOrderDocument,
+  CreatePetDocument,
+  OrderByIdDocument,
+  PetByIdDocument,
+  type PetStatus,
+  PlaceOrderDocument,
+  UpdateInventoryDocument,
+} from '../../generated/graphql.js';
+import { clientFor, expectError } from '../../support/client.js';
+import { useTestGateway } from '../../support/gateway.js';
+
+/**
+ * completeOrder and cancelOrder, driven only through the API: completing
+ * ships the order and, once no order of the pet is open, turns a PENDING pet
+ * SOLD; cancelling gives the quantity back to stock. Both refuse an order
+ * that is complete, and both keep stock and status consistent when they run
+ * at the same time. (Placing orders: place-order.test.ts.)
+ */
+const gateway = useTestGateway();
+const client = clientFor(gateway);
+
+let categoryId = '';
+beforeAll(async () => {
+  categoryId = (await gateway.prisma.category.create({ data: { name: 'Dogs' } })).id.toString();
+});
+
+async function newPet(status?: PetStatus) {
+  const { createPet } = await client.ok(CreatePetDocument, { input: { name: 'Rex', categoryId, status } });
+  return createPet.id;
+}
+
+async function setStock(petId: string, quantity: number) {
+  return (await client.ok(UpdateInventoryDocument, { petId, input: { quantity } })).updateInventory;
+}
+
+async function order(petId: string, quantity: number, shipDate?: string) {
+  return (await client.ok(PlaceOrderDocument, { input: { petId, quantity, shipDate } })).placeOrder;
+}
+
+/** What a client reads back about the pet: its status, and its entry's stock and status. */
+async function state(petId: string) {
+  const { pet } = await client.ok(PetByIdDocument, { id: petId });
+  return { status: pet!.status, inventory: pet!.inventory };
+}
+
+/** The same, straight from the database, so a wrong answer cannot hide a wrong write. */
+async function stored(petId: string) {
+  const id = BigInt(petId);
+  const pet = await gateway.prisma.pet.findUniqueOrThrow({ where: { id }, include: { inventory: true } });
+  const orders = await gateway.prisma.order.findMany({ where: { petId: id }, orderBy: { id: 'asc' } });
+  return {
+    status: pet.status,
+    stock: pet.inventory?.quantity ?? null,
+    entryStatus: pet.inventory?.status ?? null,
+    orders: orders.map((row) => ({ quantity: row.quantity, complete: row.complete })),
+  };
+}
+
+/** A pet added straight to the database, then given `quantity` in stock through the API; its id. */
+async function petWithStock(quantity: number) {
+  const pet = await gateway.prisma.pet.create({ data: { name: 'Rex', categoryId: BigInt(categoryId) } });
+  await client.ok(UpdateInventoryDocument, { petId: pet.id.toString(), input: { quantity } });
+  return pet.id;
+}
+
+describe('completeOrder', () => {
+  it('marks the order complete with a ship date of now; PENDING → SOLD when no order is left open', async () => {
+    const petId = await newPet();
+    await setStock(petId, 1);
+    const placed = await order(petId, 1);
+    const before = Date.now();
+    const { completeOrder } = await client.ok(CompleteOrderDocument, { id: placed.id });
+    const after = Date.now();
+    expect(completeOrder).toMatchObject({
+      id: placed.id,
+      petId,
+      quantity: 1,
+      complete: true,
+      pet: { status: 'SOLD', inventory: { quantity: 0, status: 'SOLD' } },
+    });
+    const shipped = Date.parse(completeOrder.shipDate!);
+    expect(shipped).toBeGreaterThanOrEqual(before - 1000);
+    expect(shipped).toBeLessThanOrEqual(after + 1000);
+    expect(await stored(petId)).toEqual({
+      status: 'sold',
+      stock: 0,
+      entryStatus: 'sold',
+      orders: [{ quantity: 1, complete: true }],
+    });
+  });
+
+  it('keeps a ship date the order already had', async () => {
+    const petId = await newPet();
+    await setStock(petId, 1);
+    const placed = await order(petId, 1, '2027-01-01T00:00:00.000Z');
+    const { completeOrder } = await client.ok(CompleteOrderDocument, { id: placed.id });
+    expect(completeOrder.shipDate).toBe('2027-01-01T00:00:00.000Z');
+  });
+
+  it('leaves the pet AVAILABLE while stock is left', async () => {
+    const petId = await newPet();
+    await setStock(petId, 3);
+    const placed = await order(petId, 1);
+    const { completeOrder } = await client.ok(CompleteOrderDocument, { id: placed.id });
+    expect(completeOrder.pet).toMatchObject({ status: 'AVAILABLE', inventory: { quantity: 2, status: 'AVAILABLE' } });
+  });
+
+  it('stays PENDING while another order is still open', async () => {
+    const petId = await newPet();
+    await setStock(petId, 2);
+    const first = await order(petId, 1);
+    const second = await order(petId, 1);
+    const { completeOrder } = await client.ok(CompleteOrderDocument, { id: first.id });
+    expect(completeOrder.pet).toMatchObject({ status: 'PENDING', inventory: { quantity: 0, status: 'PENDING' } });
+    const done = await client.ok(CompleteOrderDocument, { id: second.id });
+    expect(done.completeOrder.pet).toMatchObject({ status: 'SOLD', inventory: { quantity: 0, status: 'SOLD' } });
+  });
+
+  it('refuses an order that is already complete with CONFLICT, and changes nothing', async () => {
+    const petId = await newPet();
+    await setStock(petId, 1);
+    const placed = await order(petId, 1, '2027-01-01T00:00:00.000Z');
+    await client.ok(CompleteOrderDocument, { id: placed.id });
+    const error = expectError(await client.send(CompleteOrderDocument, { id: placed.id }), 'CONFLICT');
+    expect(error.message).toContain('already complete');
+    const row = await gateway.prisma.order.findUniqueOrThrow({ where: { id: BigInt(placed.id) } });
+    expect(row).toMatchObject({ complete: true, shipDate: new Date('2027-01-01T00:00:00.000Z') });
+  });
+
+  it('answers NOT_FOUND for an order that does not exist', async () => {
+    expectError(await client.send(CompleteOrderDocument, { id: '424242' }), 'NOT_FOUND');
+  });
+});
+
+describe('cancelOrder', () => {
+  it('returns the quantity to stock: PENDING → AVAILABLE, and the order is gone', async () => {
+    const petId = await newPet();
+    await setStock(petId, 3);
+    const placed = await order(petId, 3);
+    expect((await state(petId)).status).toBe('PENDING');
+    const { cancelOrder } = await client.ok(CancelOrderDocument, { id: placed.id });
+    expect(cancelOrder).toEqual({
+      id: placed.id,
+      petId,
+      quantity: 3,
+      complete: false,
+      pet: { id: petId, status: 'AVAILABLE', inventory: { quantity: 3, status: 'AVAILABLE' } },
+    });
+    expect(await client.send(OrderByIdDocument, { id: placed.id })).toEqual({ data: { order: null } });
+    expect(await stored(petId)).toEqual({ status: 'available', stock: 3, entryStatus: 'available', orders: [] });
+  });
+
+  it('adds to what is left in stock', async () => {
+    const petId = await newPet();
+    await setStock(petId, 5);
+    const placed = await order(petId, 2);
+    const { cancelOrder } = await client.ok(CancelOrderDocument, { id: placed.id });
+    expect(cancelOrder.pet.inventory).toEqual({ quantity: 5, status: 'AVAILABLE' });
+  });
+
+  it('refuses a complete order with CONFLICT, and keeps it and the stock', async () => {
+    const petId = await newPet();
+    await setStock(petId, 1);
+    const placed = await order(petId, 1);
+    await client.ok(CompleteOrderDocument, { id: placed.id });
+    const error = expectError(await client.send(CancelOrderDocument, { id: placed.id }), 'CONFLICT');
+    expect(error.message).toContain('complete');
+    expect(await stored(petId)).toEqual({
+      status: 'sold',
+      stock: 0,
+      entryStatus: 'sold',
+      orders: [{ quantity: 1, complete: true }],
+    });
+  });
+
+  it('answers NOT_FOUND for an order that does not exist, or was cancelled already', async () => {
+    expectError(await client.send(CancelOrderDocument, { id: '424242' }), 'NOT_FOUND');
+    const petId = await newPet();
+    await setStock(petId, 1);
+    const placed = await order(petId, 1);
+    await client.ok(CancelOrderDocument, { id: placed.id });
+    expectError(await client.send(CancelOrderDocument, { id: placed.id }), 'NOT_FOUND');
+    expect(await stored(petId)).toMatchObject({ stock: 1, entryStatus: 'available' });
+  });
+});
+
+describe('completing and cancelling at the same time', () => {
+  it('completing and cancelling orders at the same time keeps stock and status consistent', async () => {
+    const petId = await petWithStock(6);
+    const placed = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        client.ok(PlaceOrderDocument, { input: { petId: petId.toString(), quantity: 1 } }),
+      ),
+    );
+    const ids = placed.map((data) => data.placeOrder.id);
+    await Promise.all(
+      ids.map((id, index) =>
+        index % 2 === 0 ? client.ok(CompleteOrderDocument, { id }) : client.ok(CancelOrderDocument, { id }),
+      ),
+    );
+    const entry = await gateway.prisma.inventoryItem.findUniqueOrThrow({ where: { petId } });
+    expect(entry).toMatchObject({ quantity: 3, status: 'available' });
+    expect(await gateway.prisma.order.count({ where: { petId } })).toBe(3);
+    expect(await gateway.prisma.order.count({ where: { petId, complete: false } })).toBe(0);
+  });
+});
