@@ -64,6 +64,10 @@ const environmentSchema = z.object({
   HOST: z.string().min(1, { error: 'HOST must be a host name or address to listen on' }).default('127.0.0.1'),
   PORT: port('PORT').default(4000),
   METRICS_PORT: port('METRICS_PORT').optional(),
+  METRICS_CLIENT_CLAIM: z
+    .string()
+    .regex(/^[\w.:-]{1,64}$/, { error: 'METRICS_CLIENT_CLAIM must be the name of a token claim, such as azp or client_id' })
+    .optional(),
   METRICS_TOKEN: z
     .string()
     .min(16, { error: 'METRICS_TOKEN must be at least 16 characters (the bearer token Prometheus sends)' })
@@ -227,7 +231,7 @@ export interface Config {
   /** Where the client's address comes from, for rate limits (TRUST_PROXY). */
   trustProxy: TrustProxy;
   /** /metrics on a port of its own (METRICS_PORT), else on the API's; and the token it asks for. */
-  metrics: { port: number | undefined; token: string | undefined };
+  metrics: { port: number | undefined; token: string | undefined; clientClaim: string | undefined };
   /** How long in-flight requests may take to finish after SIGTERM. */
   shutdownGraceMs: number;
   /** How long the listener stays open after SIGTERM (while /readyz says 503), so load balancers can stop routing. */
@@ -321,7 +325,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         : undefined,
     introspection: settings.INTROSPECTION ?? !production,
     trustProxy: settings.TRUST_PROXY ?? false,
-    metrics: { port: settings.METRICS_PORT, token: settings.METRICS_TOKEN },
+    metrics: { port: settings.METRICS_PORT, token: settings.METRICS_TOKEN, clientClaim: settings.METRICS_CLIENT_CLAIM },
     shutdownGraceMs: settings.SHUTDOWN_GRACE_MS,
     shutdownDrainMs,
     corsOrigins: (settings.CORS_ORIGINS ?? '')

@@ -59,7 +59,9 @@ if (embedded && !embedded.demoDataLoaded) {
   logger.info(seeded, 'demo data loaded');
 }
 
-const verifyToken = createTokenVerifier(await tokenKeys(config.auth, config.dataDir));
+const verifyToken = createTokenVerifier(await tokenKeys(config.auth, config.dataDir), {
+  clientClaim: config.metrics.clientClaim,
+});
 const redis = config.redisUrl ? new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2 }) : undefined;
 if (redis) reportOutages(redis, logger, 'Redis unreachable; rate limits are counted per instance meanwhile');
 

@@ -26,6 +26,13 @@ export interface Principal {
   scopes: ReadonlySet<string>;
   /** When the token stops being valid (ms since the epoch); long subscriptions end then. */
   expiresAt?: number;
+  /** The client application, from the claim METRICS_CLIENT_CLAIM names; for metrics. */
+  client?: string;
+}
+
+/** How metrics name a caller: its client application, never its subject (personal data, unbounded). */
+export function metricsClient(principal: Principal): string {
+  return principal.client ?? (principal.subject === undefined ? 'anonymous' : 'authenticated');
 }
 
 export const anonymous: Principal = { subject: undefined, scopes: new Set() };

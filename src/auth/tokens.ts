@@ -32,6 +32,10 @@ function scopesOf(payload: JWTPayload): Set<string> {
 function remoteKeys(url: string): JWTVerifyGetKey {
   const jwks = createRemoteJWKSet(new URL(url));
   return async (header, token) => {
+    // jose would take the set's only key for a token that names none: the token must say which key signed it.
+    if (typeof header.kid !== 'string' || header.kid === '') {
+      throw unauthenticated('The token names no signing key (kid) of the identity provider.');
+    }
     try {
       return await jwks(header, token);
     } catch (error) {
@@ -42,7 +46,18 @@ function remoteKeys(url: string): JWTVerifyGetKey {
   };
 }
 
-export function createTokenVerifier(keys: TokenKeys): TokenVerifier {
+/** Claims that must be finite numbers when present: jose accepts `1e400` (Infinity), which never expires. */
+const NUMERIC_DATES = ['exp', 'nbf', 'iat'] as const;
+
+export interface VerifierOptions {
+  /**
+   * The claim naming the client application (`azp`, `client_id`…), kept on the
+   * principal for metrics; a token subject never is, by default.
+   */
+  clientClaim?: string;
+}
+
+export function createTokenVerifier(keys: TokenKeys, { clientClaim }: VerifierOptions = {}): TokenVerifier {
   const key: Uint8Array | JWTVerifyGetKey = keys.kind === 'hs256' ? keys.secret : remoteKeys(keys.url);
   const options = {
     algorithms: keys.kind === 'hs256' ? ['HS256'] : ['RS256', 'ES256', 'PS256', 'EdDSA'],
@@ -55,9 +70,24 @@ export function createTokenVerifier(keys: TokenKeys): TokenVerifier {
   return async (token) => {
     try {
       const { payload } = await jwtVerify(token, key as Uint8Array, options);
-      if (!payload.sub) throw unauthenticated('The token has no subject (sub claim).');
+      if (payload.sub === undefined) throw unauthenticated('The token has no subject (sub claim).');
+      if (typeof payload.sub !== 'string' || payload.sub.trim() === '') {
+        throw unauthenticated("The token's subject (sub claim) must be a non-empty string.");
+      }
+      for (const claim of NUMERIC_DATES) {
+        const value: unknown = payload[claim];
+        if (value !== undefined && (typeof value !== 'number' || !Number.isFinite(value))) {
+          throw unauthenticated(`The token's ${claim} claim must be a finite number of seconds.`);
+        }
+      }
+      const client = clientClaim ? payload[clientClaim] : undefined;
       // exp is a required claim, checked by jwtVerify.
-      return { subject: payload.sub, scopes: scopesOf(payload), expiresAt: (payload.exp as number) * 1000 };
+      return {
+        subject: payload.sub,
+        scopes: scopesOf(payload),
+        expiresAt: (payload.exp as number) * 1000,
+        ...(typeof client === 'string' && client !== '' ? { client } : {}),
+      };
     } catch (error) {
       if (error instanceof DomainError) throw error;
       if (error instanceof errors.JWTExpired) throw unauthenticated('The token has expired.');
@@ -74,11 +104,13 @@ export interface MintOptions {
   expiresIn: string;
   issuer?: string;
   audience?: string;
+  /** Further claims (e.g. `azp`, the client application). */
+  claims?: Record<string, unknown>;
 }
 
 /** Signs an HS256 token: for `npm run token` in development and for tests. */
 export async function mintToken(secret: Uint8Array, options: MintOptions): Promise<string> {
-  const jwt = new SignJWT({ scope: options.scopes.join(' ') })
+  const jwt = new SignJWT({ ...options.claims, scope: options.scopes.join(' ') })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setSubject(options.subject)
     .setIssuedAt()

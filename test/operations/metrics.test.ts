@@ -31,7 +31,11 @@ beforeAll(async () => {
   const database = await migratedDatabase();
   petId = (await arrangePets(database.prisma, 2)).pets[0]!.id;
   // A sunset far ahead, so the legacy lookup answers whatever today's date.
-  gateway = await startProcess(database.url, { LEGACY_SUNSET_DATE: '2099-12-31', DATABASE_POOL_SIZE: '3' });
+  gateway = await startProcess(database.url, {
+    LEGACY_SUNSET_DATE: '2099-12-31',
+    DATABASE_POOL_SIZE: '3',
+    METRICS_CLIENT_CLAIM: 'azp',
+  });
   baseUrl = baseUrlOf(gateway);
 }, 60_000);
 
@@ -187,16 +191,19 @@ describe('GET /metrics', () => {
     await waitFor(async () => (await open()) === 0, 'no open subscription');
   });
 
-  it('counts the use of getPetById and of GET /pets/{petId} per client (token subject, or anonymous)', async () => {
+  it('counts the use of getPetById and of GET /pets/{petId} per client application (METRICS_CLIENT_CLAIM), never per subject', async () => {
     const before = await scrape();
     const legacyQuery = 'query Legacy($id: ID!) { getPetById(petId: $id) { id } }';
-    for (const headers of [await bearer('shop-frontend', []), await bearer('shop-frontend', []), {}]) {
+    const app = async (client: string | undefined, subject: string) => ({
+      authorization: `Bearer ${await processToken([], subject, client ? { azp: client } : {})}`,
+    });
+    for (const headers of [await app('shop-frontend', 'alice'), await app('shop-frontend', 'ann'), {}, await app(undefined, 'carol')]) {
       const answer = await postGraphQL(gateway.url, legacyQuery, { id: petId }, headers);
       expect(answer.body, JSON.stringify(answer.body)).toEqual({ data: { getPetById: { id: petId } } });
     }
     // The replacement is not counted.
-    await postGraphQL(gateway.url, 'query ($id: ID!) { pet(id: $id) { id } }', { id: petId }, await bearer('shop-frontend', []));
-    await fetch(`${baseUrl}/pets/${petId}`, { headers: await bearer('legacy-app', []) });
+    await postGraphQL(gateway.url, 'query ($id: ID!) { pet(id: $id) { id } }', { id: petId }, await app('shop-frontend', 'alice'));
+    await fetch(`${baseUrl}/pets/${petId}`, { headers: await app('legacy-app', 'bob') });
     await fetch(`${baseUrl}/pets/${petId}`, { method: 'HEAD' });
     // A method the route refuses is not a use of it.
     await fetch(`${baseUrl}/pets/${petId}`, { method: 'DELETE' });
@@ -207,6 +214,10 @@ describe('GET /metrics', () => {
       valueOf(before, 'petstore_deprecated_use_total', { target, client });
     expect(delta('Query.getPetById', 'shop-frontend')).toBe(2);
     expect(delta('Query.getPetById', 'anonymous')).toBe(1);
+    // A token without the claim counts as authenticated: its subject is personal data and unbounded.
+    expect(delta('Query.getPetById', 'authenticated')).toBe(1);
+    const clients = after.samples.filter((s) => s.name === 'petstore_deprecated_use_total').map((s) => s.labels.client);
+    for (const subject of ['alice', 'ann', 'bob', 'carol']) expect(clients).not.toContain(subject);
     expect(delta('GET /pets/{petId}', 'legacy-app')).toBe(1);
     expect(delta('GET /pets/{petId}', 'anonymous')).toBe(1);
     const targets = new Set(
@@ -222,7 +233,7 @@ async function metric(line: RegExp): Promise<number> {
   return found ? Number(found.slice(found.lastIndexOf(' ') + 1)) : 0;
 }
 
-const legacyUse = /^petstore_deprecated_use_total\{target="Query\.getPetById",client="test-user"\}/;
+const legacyUse = /^petstore_deprecated_use_total\{target="Query\.getPetById",client="authenticated"\}/;
 
 describe('metrics of GraphQL operations', () => {
   let petId: string;

@@ -17,9 +17,9 @@ export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 /** A secret for AUTH_JWT_SECRET (the process verifies HS256 tokens with it). */
 export const processSecret = randomBytes(24).toString('base64url');
 
-/** A token the process accepts: every scope unless told, for `subject`. */
-export function processToken(scopes: readonly string[] = allScopes, subject = 'process-test') {
-  return mintToken(new TextEncoder().encode(processSecret), { subject, scopes: [...scopes], expiresIn: '1h' });
+/** A token the process accepts: every scope unless told, for `subject`, with any further claims. */
+export function processToken(scopes: readonly string[] = allScopes, subject = 'process-test', claims?: Record<string, unknown>) {
+  return mintToken(new TextEncoder().encode(processSecret), { subject, scopes: [...scopes], expiresIn: '1h', claims });
 }
 
 /** Unique per test run: the processes of one test hear each other through Redis, and no one else. */

@@ -1,5 +1,6 @@
 import { type DocumentNode, type ExecutionArgs, type GraphQLSchema, getOperationAST, TypeInfo, visit, visitWithTypeInfo } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { metricsClient } from '../../auth/scopes.js';
 import type { GraphQLContext } from '../../builder.js';
 import type { Metrics } from '../../observability/metrics.js';
 import type { RequestContext } from '../types.js';
@@ -50,7 +51,7 @@ export function useOperationObserver(metrics: Metrics): Plugin<GraphQLContext & 
     const observed = observeDocument(args.schema, args.document, args.operationName ?? undefined);
     if (context.trace) context.trace.operation = observed.name;
     if (observed.deprecated.length === 0) return;
-    const client = context.principal.subject ?? 'anonymous';
+    const client = metricsClient(context.principal);
     for (const target of observed.deprecated) metrics.deprecatedUse.inc({ target, client });
   };
   return { onExecute: observe, onSubscribe: observe };

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
-import { requireScope, scopes } from '../../auth/scopes.js';
+import { metricsClient, requireScope, scopes } from '../../auth/scopes.js';
 import type { PrismaClient } from '../../db.js';
 import { parseId } from '../../domain/ids.js';
 import { findPetOrThrow, listOrders } from '../../domain/queries.js';
@@ -42,7 +42,7 @@ export function createRestRouter(options: RestOptions) {
   const legacyNotice: MiddlewareHandler<RestEnv> = async (c, next) => {
     for (const [name, value] of Object.entries(legacy.headers)) c.header(name, value);
     if (c.req.method === 'GET' || c.req.method === 'HEAD') {
-      options.metrics.deprecatedUse.inc({ target: LEGACY_ROUTE, client: c.get('principal').subject ?? 'anonymous' });
+      options.metrics.deprecatedUse.inc({ target: LEGACY_ROUTE, client: metricsClient(c.get('principal')) });
     }
     await next();
   };
