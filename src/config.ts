@@ -94,6 +94,8 @@ const environmentSchema = z.object({
       error: 'REDIS_URL must be a Redis URL (redis://host:6379)',
     })
     .optional(),
+  REDIS_CONNECT_TIMEOUT_MS: wholeNumber('REDIS_CONNECT_TIMEOUT_MS', 50, 600_000).default(2_000),
+  REDIS_COMMAND_TIMEOUT_MS: wholeNumber('REDIS_COMMAND_TIMEOUT_MS', 50, 600_000).default(500),
   EVENTS_CHANNEL_PREFIX: z
     .string()
     .regex(/^[\w.:-]{0,64}$/, {
@@ -170,6 +172,26 @@ const environmentSchema = z.object({
  */
 export type TrustProxy = boolean | number | string[];
 
+export interface RedisTimeouts {
+  connectTimeoutMs: number;
+  commandTimeoutMs: number;
+}
+
+/**
+ * ioredis options bounded by `timeouts`: a command that gets no answer fails
+ * after commandTimeoutMs, and while Redis is away commands fail at once rather
+ * than queue; the client reconnects by itself, at most two seconds apart.
+ */
+export function redisOptions(timeouts: RedisTimeouts, { queueWhileAway = false } = {}) {
+  return {
+    connectTimeout: timeouts.connectTimeoutMs,
+    commandTimeout: timeouts.commandTimeoutMs,
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: queueWhileAway,
+    retryStrategy: (attempt: number) => Math.min(attempt * 200, 2_000),
+  };
+}
+
 /** How bearer tokens are verified; `development` means a key made for the data folder. */
 export type AuthSettings =
   | { kind: 'hs256'; secret: string; issuer?: string; audience?: string }
@@ -221,6 +243,8 @@ export interface Config {
   limits: Limits;
   /** Shared rate limits (and events) across instances; in memory when absent. */
   redisUrl: string | undefined;
+  /** Bounds of every call to Redis: connecting, and each command. */
+  redisTimeouts: RedisTimeouts;
   /** Put before the name of every event channel, so deployments sharing one Redis do not hear each other. */
   eventsChannelPrefix: string;
   /** Off (undefined) unless RESPONSE_CACHE_TTL_MS is set above 0. */
@@ -314,6 +338,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxBatch: settings.MAX_BATCH,
     },
     redisUrl: settings.REDIS_URL,
+    redisTimeouts: { connectTimeoutMs: settings.REDIS_CONNECT_TIMEOUT_MS, commandTimeoutMs: settings.REDIS_COMMAND_TIMEOUT_MS },
     eventsChannelPrefix: settings.EVENTS_CHANNEL_PREFIX,
     responseCache:
       settings.RESPONSE_CACHE_TTL_MS > 0

@@ -7,11 +7,12 @@ import { serve } from '@hono/node-server';
 import { Redis } from 'ioredis';
 import { tokenKeys } from './auth/keys.js';
 import { createTokenVerifier } from './auth/tokens.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, redisOptions } from './config.js';
 import { createDatabase } from './db.js';
-import { createEventBus, reportOutages } from './events/bus.js';
+import { createEventBus } from './events/bus.js';
 import { createMetrics, watchPool } from './observability/metrics.js';
 import { outageLog } from './observability/outages.js';
+import { watchRedis } from './observability/redis-health.js';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres.js';
 import { createLogger } from './logger.js';
 import { applyPendingMigrations } from './migrations/migrations.js';
@@ -62,10 +63,33 @@ if (embedded && !embedded.demoDataLoaded) {
 const verifyToken = createTokenVerifier(await tokenKeys(config.auth, config.dataDir), {
   clientClaim: config.metrics.clientClaim,
 });
-const redis = config.redisUrl ? new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 2 }) : undefined;
-if (redis) reportOutages(redis, logger, 'Redis unreachable; rate limits are counted per instance meanwhile');
+const redis = config.redisUrl ? new Redis(config.redisUrl, redisOptions(config.redisTimeouts)) : undefined;
+// Outages are logged by watchRedis, once; this keeps ioredis from writing each error to the console.
+redis?.on('error', () => undefined);
+// Commands fail at once while Redis is away (no offline queue), so give it its connect timeout to
+// be there before the first request; a Redis that is not is logged, and the gateway starts degraded.
+if (redis) {
+  await Promise.race([
+    new Promise((resolve) => redis.once('ready', resolve)),
+    delay(config.redisTimeouts.connectTimeoutMs),
+  ]);
+}
+const redisHealth = redis
+  ? watchRedis(redis, logger, [
+      'rate limits are counted per instance',
+      'subscribers hear only the writes of their own instance',
+      ...(config.responseCache ? ['cached answers are not shared and writes outdate only this instance'] : []),
+    ])
+  : undefined;
 
-const events = createEventBus(config.redisUrl, { channelPrefix: config.eventsChannelPrefix, logger });
+const events = createEventBus(config.redisUrl, {
+  channelPrefix: config.eventsChannelPrefix,
+  logger,
+  // Subscribing must wait for a Redis that is reconnecting; publishing fails at once.
+  redisOptions: redisOptions(config.redisTimeouts, { queueWhileAway: true }),
+  // watchRedis logs an outage once, with all it costs.
+  reportOutages: false,
+});
 const metrics = createMetrics();
 watchPool(metrics, pool);
 
@@ -82,6 +106,7 @@ const gateway = createGateway({
   corsOrigins: config.corsOrigins,
   trustProxy: config.trustProxy,
   databaseOutage,
+  redisHealth,
   metricsEndpoint: { ownPort: config.metrics.port !== undefined, token: config.metrics.token },
   graphiql: config.graphiql,
   legacy: config.legacy,
@@ -164,6 +189,7 @@ async function shutdown(signal: string) {
   clearTimeout(grace);
   // A request cut above may still be waiting on the database: its connection is not waited for long.
   await Promise.race([prisma.$disconnect(), delay(1_000)]);
+  redisHealth?.stop();
   redis?.disconnect();
   await embedded?.stop();
   logger.info({ cut }, cut ? 'stopped; requests still running at the end of the grace period were cut' : 'stopped');

@@ -24,6 +24,7 @@ import { serveGraphQLOverWebSocket } from './http/transports/websocket.js';
 import type { GatewayEnv } from './http/types.js';
 import type { Metrics } from './observability/metrics.js';
 import type { OutageLog } from './observability/outages.js';
+import type { RedisHealth } from './observability/redis-health.js';
 
 export interface GatewayOptions {
   prisma: PrismaClient;
@@ -43,6 +44,8 @@ export interface GatewayOptions {
   trustProxy?: TrustProxy;
   /** Logs a database outage once (its start and its end) rather than per failed request. */
   databaseOutage?: OutageLog;
+  /** Whether Redis answers: /readyz says `degraded` (still 200) while it does not. */
+  redisHealth?: RedisHealth;
   /** /metrics on a port of its own (then not on the API's), and the bearer token it asks for, if any. */
   metricsEndpoint?: { ownPort: boolean; token?: string };
   legacy: LegacySettings;

@@ -1,6 +1,6 @@
 import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
 import type { PubSub } from 'graphql-yoga';
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 import { DEFAULT_CHANNEL_PREFIX } from '../config.js';
 import type { DomainEvent, EventPublisher, InventoryChanged, OrderChanged, PetStatusChanged } from '../domain/events.js';
 import type { Logger } from '../logger.js';
@@ -28,6 +28,10 @@ export interface EventBus {
 }
 
 export interface EventBusOptions {
+  /** ioredis options of the two clients (time bounds: see redisOptions in src/config.ts). */
+  redisOptions?: RedisOptions;
+  /** Log Redis outages here (default); false where the process watches Redis itself (src/main.ts). */
+  reportOutages?: boolean;
   /**
    * Put before every topic (and so every Redis channel name), so that several
    * deployments, or test runs, can share one Redis without hearing each other.
@@ -68,11 +72,14 @@ export function createEventBus(redisUrl?: string, options: EventBusOptions = {})
     options.logger?.warn({ err: error }, `Redis ${command} failed; the event is lost`);
   };
   // Few retries: an event held back for long is worse than one lost (the write itself is committed).
-  const clients = redisUrl ? [0, 1].map(() => new Redis(redisUrl, { maxRetriesPerRequest: 2 })) : [];
-  if (options.logger) {
-    for (const client of clients) {
+  const clients = redisUrl
+    ? [0, 1].map(() => new Redis(redisUrl, { maxRetriesPerRequest: 2, ...options.redisOptions }))
+    : [];
+  for (const client of clients) {
+    // Listened to in any case: ioredis writes an unhandled 'error' event to the console.
+    if (options.logger && options.reportOutages !== false) {
       reportOutages(client, options.logger, 'Redis unreachable; events are not shared between instances meanwhile');
-    }
+    } else client.on('error', () => undefined);
   }
   const [publisher, subscriber] = clients;
   // The redis event target drops the promises of PUBLISH and SUBSCRIBE; a rejected one

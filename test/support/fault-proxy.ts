@@ -8,7 +8,7 @@ import net from 'node:net';
  * - `refuse`: new connections are closed at once (as a server that is down);
  * - `freeze`: new connections are accepted and never answered, and open ones
  *   stop forwarding in both directions without closing (a host that went
- *   silent: no FIN, no RST);
+ *   silent: no FIN, no RST); what was sent meanwhile arrives once it passes;
  * - `cut()`: destroys every open connection (a reset), whatever the mode.
  */
 export type FaultMode = 'pass' | 'refuse' | 'freeze';
@@ -50,13 +50,14 @@ export async function startFaultProxy(target: { host: string; port: number }): P
       forget();
       client.destroy();
     });
-    // Bytes are forwarded only while passing; frozen bytes are dropped, as a silent network would.
-    client.on('data', (chunk) => {
-      if (mode === 'pass') upstream.write(chunk);
-    });
-    upstream.on('data', (chunk) => {
-      if (mode === 'pass') client.write(chunk);
-    });
+    // Piped both ways; frozen, neither side is read, so nothing moves (as over a silent network,
+    // TCP loses no byte: what was sent arrives once the proxy passes again).
+    client.pipe(upstream);
+    upstream.pipe(client);
+    if (mode === 'freeze') {
+      client.pause();
+      upstream.pause();
+    }
   });
   const cut = () => {
     for (const { client, upstream } of pairs) {
@@ -78,6 +79,15 @@ export async function startFaultProxy(target: { host: string; port: number }): P
     },
     set(next) {
       mode = next;
+      for (const { client, upstream } of pairs) {
+        if (next === 'freeze') {
+          client.pause();
+          upstream.pause();
+        } else {
+          client.resume();
+          upstream.resume();
+        }
+      }
     },
     cut,
     get accepted() {

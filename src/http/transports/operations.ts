@@ -4,6 +4,7 @@ import type { PrismaClient } from '../../db.js';
 import type { EventBus } from '../../events/bus.js';
 import { checkReadiness } from '../../observability/health.js';
 import type { Metrics } from '../../observability/metrics.js';
+import type { RedisHealth } from '../../observability/redis-health.js';
 import { bearerToken } from '../request.js';
 import type { GatewayEnv } from '../types.js';
 
@@ -19,6 +20,8 @@ export interface OperationsOptions {
   metrics: Metrics;
   /** False once shutdown has begun: /readyz then answers 503 so load balancers stop sending traffic. */
   isAccepting: () => boolean;
+  /** Whether Redis answers; while it does not, /readyz answers 200 `degraded` naming what is lost. */
+  redisHealth?: Pick<RedisHealth, 'status' | 'lost'>;
   /** Serve /metrics on this router (false when it has a port of its own). */
   serveMetrics: boolean;
   metricsToken?: string;
@@ -31,7 +34,12 @@ export function operationsRoutes(options: OperationsOptions) {
     const readiness = options.isAccepting()
       ? await checkReadiness(options.prisma)
       : { ready: false as const, reason: 'Shutting down.' };
-    return readiness.ready ? c.json({ status: 'ready' }) : c.json({ status: 'not ready', reason: readiness.reason }, 503);
+    if (!readiness.ready) return c.json({ status: 'not ready', reason: readiness.reason }, 503);
+    // Serving, without what Redis shares: ready for traffic, and says so.
+    if (options.redisHealth?.status === 'degraded') {
+      return c.json({ status: 'degraded', degraded: { redis: options.redisHealth.lost } });
+    }
+    return c.json({ status: 'ready' });
   });
   if (options.serveMetrics) routes.get('/metrics', metricsHandler(options));
   return routes;
