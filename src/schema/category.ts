@@ -9,8 +9,12 @@ export const Category = builder.prismaObject('Category', {
   select: { id: true, name: true, description: true },
   fields: (t) => ({
     id: t.field(int64Id('id', 'Unique identifier (int64, as a string), assigned on creation.')),
-    name: t.exposeString('name', { description: 'The category name, unique in the store.' }),
-    description: t.exposeString('description', { nullable: true, description: 'A short description of the category.' }),
+    name: t.string({ resolve: (row) => row.name, description: 'The category name, unique in the store.' }),
+    description: t.string({
+      nullable: true,
+      resolve: (row) => row.description,
+      description: 'A short description of the category.',
+    }),
     pets: t.relatedConnection('pets', {
       description: 'The pets of this category, by id.',
       ...pagedById,

@@ -11,9 +11,10 @@ export const InventoryItem = builder.prismaObject('InventoryItem', {
   select: { petId: true, quantity: true, status: true },
   fields: (t) => ({
     petId: t.field(int64Id('petId', 'The id of the animal this entry tracks.')),
-    quantity: t.exposeInt('quantity', { description: 'Current stock count.' }),
-    status: t.expose('status', {
+    quantity: t.int({ resolve: (row) => row.quantity, description: 'Current stock count.' }),
+    status: t.field({
       type: PetStatus,
+      resolve: (row) => row.status,
       description: 'AVAILABLE while in stock; at zero, PENDING while an order is open, else SOLD.',
     }),
     pet: t.relation('pet', { description: 'The animal this entry tracks.' }),

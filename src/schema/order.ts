@@ -11,13 +11,18 @@ export const Order = builder.prismaObject('Order', {
   fields: (t) => ({
     id: t.field(int64Id('id', 'Unique order identifier (int64, as a string).')),
     petId: t.field(int64Id('petId', 'The id of the animal in this order.')),
-    quantity: t.exposeInt('quantity', { nullable: true, description: 'Number of units ordered.' }),
-    shipDate: t.expose('shipDate', {
+    quantity: t.int({ nullable: true, resolve: (row) => row.quantity, description: 'Number of units ordered.' }),
+    shipDate: t.field({
       type: 'DateTime',
       nullable: true,
+      resolve: (row) => row.shipDate,
       description: 'Expected or actual ship date (ISO 8601, UTC).',
     }),
-    complete: t.exposeBoolean('complete', { nullable: true, description: 'Whether the order has been fulfilled.' }),
+    complete: t.boolean({
+      nullable: true,
+      resolve: (row) => row.complete,
+      description: 'Whether the order has been fulfilled.',
+    }),
     pet: t.relation('pet', { description: 'The animal in this order.' }),
   }),
 });

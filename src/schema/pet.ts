@@ -18,15 +18,18 @@ export const PetStatus = builder.enumType('PetStatus', {
 export const Pet = builder.prismaObject('Pet', {
   description: 'An animal in the store. Every pet belongs to a category.',
   // Select mode: every read takes these columns (never the bookkeeping timestamps), and relations
-  // only when asked. Scalar fields resolve from this row without a per-field selection of their own.
+  // only when asked. Scalar fields resolve from this row without a per-field selection of their own:
+  // not t.expose*, which in select mode makes a row a write returns be read again (createPet: 3 -> 4
+  // statements, measured).
   select: { id: true, name: true, categoryId: true, status: true },
   fields: (t) => ({
     id: t.field(int64Id('id', 'Unique identifier (int64, as a string), assigned on creation.')),
-    name: t.exposeString('name', { description: "The animal's name." }),
+    name: t.string({ resolve: (row) => row.name, description: "The animal's name." }),
     categoryId: t.field(int64Id('categoryId', 'The id of the category the animal belongs to.')),
-    status: t.expose('status', {
+    status: t.field({
       type: PetStatus,
       nullable: true,
+      resolve: (row) => row.status,
       description:
         "Status of the pet: its inventory entry's status when it has one, otherwise the status it was given.",
     }),
