@@ -10,6 +10,7 @@ import { createTokenVerifier } from './auth/tokens.js';
 import { ConfigError, loadConfig, redisOptions } from './config.js';
 import { createDatabase } from './db.js';
 import { createEventBus } from './events/bus.js';
+import { checkReadiness } from './observability/health.js';
 import { createMetrics, watchPool } from './observability/metrics.js';
 import { outageLog } from './observability/outages.js';
 import { watchRedis } from './observability/redis-health.js';
@@ -32,6 +33,23 @@ try {
 }
 const logger = createLogger(config.logLevel);
 
+/** Start-up cannot go on: one clear line for people, one JSON line for the log, exit code 1. */
+function cannotStart(reason: string, error?: unknown): never {
+  logger.fatal({ err: error }, `cannot start: ${reason}`);
+  console.error(`Cannot start the gateway: ${reason}`);
+  process.exit(1);
+}
+
+/** Where the database is, for the log: host, port and database name, never the user or password. */
+function describeError(error: unknown): string {
+  return error instanceof Error ? error.message.split('\n')[0]! : String(error);
+}
+
+function databaseAddress(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.hostname}:${parsed.port || 5432}${parsed.pathname}`;
+}
+
 let embedded: EmbeddedPostgres | undefined;
 if (!config.databaseUrl) {
   embedded = await startEmbeddedPostgres(config.dataDir);
@@ -40,8 +58,12 @@ if (!config.databaseUrl) {
 const databaseUrl = config.databaseUrl ?? (embedded as EmbeddedPostgres).url;
 
 if (config.migrateOnStart) {
-  const applied = await applyPendingMigrations(databaseUrl);
-  logger.info({ applied }, applied.length ? 'migrations applied' : 'database schema is current');
+  try {
+    const applied = await applyPendingMigrations(databaseUrl);
+    logger.info({ applied }, applied.length ? 'migrations applied' : 'database schema is current');
+  } catch (error) {
+    cannotStart(`the migrations could not be applied to ${databaseAddress(databaseUrl)} (${describeError(error)})`, error);
+  }
 }
 
 const databaseOutage = outageLog(logger, 'database', 'requests are answered 503 UNAVAILABLE with Retry-After meanwhile');
@@ -112,12 +134,23 @@ const gateway = createGateway({
   legacy: config.legacy,
 });
 
-const server = serve({ fetch: gateway.app.fetch, hostname: config.host, port: config.port }, (address) => {
+const server = serve({ fetch: gateway.app.fetch, hostname: config.host, port: config.port }, async (address) => {
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}/graphql`;
-  logger.info({ url, startupMs: Math.round(performance.now() - startedAt) }, 'gateway ready');
+  // What an operator needs to know at once: where the data is, whether it can be served, what is exposed.
+  const readiness = await checkReadiness(prisma);
+  const started = {
+    url,
+    database: databaseAddress(databaseUrl),
+    graphiql: config.graphiql,
+    introspection: config.introspection,
+    startupMs: Math.round(performance.now() - startedAt),
+  };
+  if (readiness.ready) logger.info(started, 'gateway ready');
+  else logger.warn({ ...started, reason: readiness.reason }, 'gateway listening, but not ready: /readyz answers 503');
   console.log(
     `Petstore GraphQL gateway ready at ${url}${config.graphiql ? ' (open it in a browser for GraphiQL)' : ''}`,
   );
+  if (!readiness.ready) console.error(`Not ready to serve yet: ${readiness.reason}`);
   if (config.auth.kind === 'development') {
     console.log(
       'Reads of the catalogue are public. For orders and writes, mint a development token:\n' +
@@ -127,6 +160,18 @@ const server = serve({ fetch: gateway.app.fetch, hostname: config.host, port: co
   }
 });
 
+// A port already taken, or one this user may not open: say so and stop, rather than run on unreachable.
+const listenFailure = (port: number) => (error: NodeJS.ErrnoException) => {
+  const reason =
+    error.code === 'EADDRINUSE'
+      ? `port ${port} on ${config.host} is already in use`
+      : error.code === 'EACCES'
+        ? `no permission to listen on port ${port} on ${config.host}`
+        : `cannot listen on ${config.host}:${port} (${error.message})`;
+  cannotStart(reason, error);
+};
+server.once('error', listenFailure(config.port));
+
 const webSockets = gateway.serveWebSockets(server as Server);
 
 // /metrics on a port of its own (METRICS_PORT), for a scraper on a network clients do not reach.
@@ -135,7 +180,7 @@ const metricsServer =
     ? undefined
     : serve({ fetch: gateway.metricsApp.fetch, hostname: config.host, port: config.metrics.port }, (address) =>
         logger.info({ port: address.port }, 'metrics served on their own port'),
-      );
+      ).once('error', listenFailure(config.metrics.port));
 
 /**
  * SIGTERM / SIGINT: stop taking new work (the listener closes, /readyz says
