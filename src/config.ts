@@ -113,6 +113,7 @@ const environmentSchema = z.object({
   RESPONSE_CACHE_TTL_MS: wholeNumber('RESPONSE_CACHE_TTL_MS', 0, 3_600_000).default(0),
   RESPONSE_CACHE_MAX_ENTRIES: wholeNumber('RESPONSE_CACHE_MAX_ENTRIES', 1, 1_000_000).default(1_000),
   BODY_LIMIT_BYTES: wholeNumber('BODY_LIMIT_BYTES', 1_024, 10_485_760).default(102_400),
+  GRAPHQL_COMPILE_AFTER_USES: wholeNumber('GRAPHQL_COMPILE_AFTER_USES', 0, 1_000_000).default(0),
   MAX_DEPTH: wholeNumber('MAX_DEPTH', 1, 100).default(12),
   MAX_ALIASES: wholeNumber('MAX_ALIASES', 1, 1_000).default(20),
   MAX_TOKENS: wholeNumber('MAX_TOKENS', 10, 100_000).default(2_000),
@@ -252,6 +253,8 @@ export interface Config {
   introspection: boolean;
   /** Origins allowed to call from a browser; none when empty. */
   corsOrigins: string[];
+  /** Compile a query with graphql-jit from its n-th use on; off (graphql-js only) when absent. */
+  compiledExecution: { afterUses: number } | undefined;
   /** Where the client's address comes from, for rate limits (TRUST_PROXY). */
   trustProxy: TrustProxy;
   /** /metrics on a port of its own (METRICS_PORT), else on the API's; and the token it asks for. */
@@ -350,6 +353,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         : undefined,
     introspection: settings.INTROSPECTION ?? !production,
     trustProxy: settings.TRUST_PROXY ?? false,
+    compiledExecution:
+      settings.GRAPHQL_COMPILE_AFTER_USES > 0 ? { afterUses: settings.GRAPHQL_COMPILE_AFTER_USES } : undefined,
     metrics: { port: settings.METRICS_PORT, token: settings.METRICS_TOKEN, clientClaim: settings.METRICS_CLIENT_CLAIM },
     shutdownGraceMs: settings.SHUTDOWN_GRACE_MS,
     shutdownDrainMs,

@@ -127,6 +127,7 @@ const gateway = createGateway({
   introspection: config.introspection,
   corsOrigins: config.corsOrigins,
   trustProxy: config.trustProxy,
+  compiledExecution: config.compiledExecution,
   databaseOutage,
   redisHealth,
   metricsEndpoint: { ownPort: config.metrics.port !== undefined, token: config.metrics.token },

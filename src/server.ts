@@ -49,6 +49,8 @@ export interface GatewayOptions {
   /** /metrics on a port of its own (then not on the API's), and the bearer token it asks for, if any. */
   metricsEndpoint?: { ownPort: boolean; token?: string };
   legacy: LegacySettings;
+  /** Compile documents seen `afterUses` times with graphql-jit (GRAPHQL_JIT); graphql-js for all when absent. */
+  compiledExecution?: { afterUses: number };
 }
 
 /**

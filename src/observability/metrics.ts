@@ -81,6 +81,12 @@ export function createMetrics(options: MetricsOptions = {}) {
       labelNames: ['result'] as const,
       registers: [registry],
     }),
+    executions: new Counter({
+      name: 'petstore_graphql_executions_total',
+      help: 'GraphQL operations executed, by engine: compiled (graphql-jit) or graphql-js.',
+      labelNames: ['engine'] as const,
+      registers: [registry],
+    }),
     openSubscriptions: new Gauge({
       name: 'petstore_open_subscriptions',
       help: 'GraphQL subscriptions open right now.',

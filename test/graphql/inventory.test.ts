@@ -1,15 +1,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   CompleteOrderDocument,
-  CreatePetDocument,
   InventoryItemDocument,
   InventorySummaryDocument,
-  PetByIdDocument,
-  type PetStatus,
-  PlaceOrderDocument,
   UpdateInventoryDocument,
   UpdatePetDocument,
 } from '../generated/graphql.js';
+import { stockSteps } from '../support/stock.js';
 import { clientFor, codesOf, expectError } from '../support/client.js';
 import { useTestGateway } from '../support/gateway.js';
 
@@ -27,37 +24,7 @@ beforeAll(async () => {
   categoryId = (await gateway.prisma.category.create({ data: { name: 'Dogs' } })).id.toString();
 });
 
-async function newPet(status?: PetStatus) {
-  const { createPet } = await client.ok(CreatePetDocument, { input: { name: 'Rex', categoryId, status } });
-  return createPet.id;
-}
-
-async function setStock(petId: string, quantity: number) {
-  return (await client.ok(UpdateInventoryDocument, { petId, input: { quantity } })).updateInventory;
-}
-
-async function order(petId: string, quantity: number, shipDate?: string) {
-  return (await client.ok(PlaceOrderDocument, { input: { petId, quantity, shipDate } })).placeOrder;
-}
-
-/** What a client reads back about the pet: its status, and its entry's stock and status. */
-async function state(petId: string) {
-  const { pet } = await client.ok(PetByIdDocument, { id: petId });
-  return { status: pet!.status, inventory: pet!.inventory };
-}
-
-/** The same, straight from the database, so a wrong answer cannot hide a wrong write. */
-async function stored(petId: string) {
-  const id = BigInt(petId);
-  const pet = await gateway.prisma.pet.findUniqueOrThrow({ where: { id }, include: { inventory: true } });
-  const orders = await gateway.prisma.order.findMany({ where: { petId: id }, orderBy: { id: 'asc' } });
-  return {
-    status: pet.status,
-    stock: pet.inventory?.quantity ?? null,
-    entryStatus: pet.inventory?.status ?? null,
-    orders: orders.map((row) => ({ quantity: row.quantity, complete: row.complete })),
-  };
-}
+const { newPet, setStock, order, state, stored } = stockSteps(gateway, client, () => categoryId);
 
 describe('updateInventory', () => {
   it('creates the entry when the pet has none; with stock it is AVAILABLE and so is the pet', async () => {

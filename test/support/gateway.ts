@@ -61,6 +61,8 @@ export interface GatewayTestOptions {
   responseCache?: ResponseCacheSettings;
   /** Which proxies may name the client (TRUST_PROXY); none by default. */
   trustProxy?: TrustProxy;
+  /** Compile documents with graphql-jit from their `afterUses`-th execution on. */
+  compiledExecution?: { afterUses: number };
 }
 
 /** The HS256 key of every test gateway; tests mint their tokens with it. */
@@ -116,6 +118,8 @@ export function useTestGateway(options: GatewayTestOptions = {}): TestGateway {
       legacy: { sunsetDate: options.legacySunsetDate ?? '2027-06-30', afterSunset: options.legacyAfterSunset ?? 'gone' },
       responseCache: options.responseCache,
       trustProxy: options.trustProxy,
+      // The whole suite can run on compiled execution: TEST_COMPILED_EXECUTION=1 compiles every document.
+      compiledExecution: options.compiledExecution ?? (process.env.TEST_COMPILED_EXECUTION ? { afterUses: 1 } : undefined),
     });
     const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
       const listening = serve({ fetch: gatewayParts.app.fetch, hostname: '127.0.0.1', port: 0 }, () =>

@@ -11,6 +11,7 @@ import type { Logger } from '../../logger.js';
 import type { Metrics } from '../../observability/metrics.js';
 import type { OutageLog } from '../../observability/outages.js';
 import { servedSchema } from '../../schema/index.js';
+import { useCompiledExecution } from '../plugins/use-compiled-execution.js';
 import { useErrorMasking } from '../plugins/use-error-masking.js';
 import { useGraphiQL } from '../plugins/use-graphiql.js';
 import { useOperationObserver } from '../plugins/use-operation-observer.js';
@@ -37,6 +38,8 @@ export interface GraphQLOptions {
   /** Shares the response cache's write generation between instances when given. */
   redis?: Redis;
   databaseOutage?: Pick<OutageLog, 'failed'>;
+  /** Compile documents seen `afterUses` times with graphql-jit; graphql-js for all when absent. */
+  compiledExecution?: { afterUses: number };
 }
 
 export type GraphQLHandler = YogaServerInstance<RequestContext, GraphQLContext>;
@@ -88,6 +91,15 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
       useSubscriptionTokenExpiry(),
       useRequestDeadline(),
       useOperationObserver(options.metrics),
+      // Before the response cache, which then wraps the compiled executor (after it, the cache was bypassed).
+      ...(options.compiledExecution
+        ? [
+            useCompiledExecution({
+              ...options.compiledExecution,
+              countExecution: (engine) => options.metrics.executions.inc({ engine }),
+            }),
+          ]
+        : []),
       ...(options.responseCache
         ? [
             useAnonymousResponseCache({

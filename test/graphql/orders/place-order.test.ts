@@ -3,11 +3,10 @@ import {
   CreatePetDocument,
   DeletePetDocument,
   OrderByIdDocument,
-  PetByIdDocument,
-  type PetStatus,
   PlaceOrderDocument,
   UpdateInventoryDocument,
 } from '../../generated/graphql.js';
+import { stockSteps } from '../../support/stock.js';
 import { clientFor, codesOf, expectedStatus, expectError } from '../../support/client.js';
 import { testToken, useTestGateway } from '../../support/gateway.js';
 import { bearer, databaseState, expectDocumentedError, type GraphQLAnswer, postGraphQL } from '../../support/http.js';
@@ -36,37 +35,7 @@ beforeAll(async () => {
   [categoryId, rex] = [category.id.toString(), pet.id.toString()];
 });
 
-async function newPet(status?: PetStatus) {
-  const { createPet } = await client.ok(CreatePetDocument, { input: { name: 'Rex', categoryId, status } });
-  return createPet.id;
-}
-
-async function setStock(petId: string, quantity: number) {
-  return (await client.ok(UpdateInventoryDocument, { petId, input: { quantity } })).updateInventory;
-}
-
-async function order(petId: string, quantity: number, shipDate?: string) {
-  return (await client.ok(PlaceOrderDocument, { input: { petId, quantity, shipDate } })).placeOrder;
-}
-
-/** What a client reads back about the pet: its status, and its entry's stock and status. */
-async function state(petId: string) {
-  const { pet } = await client.ok(PetByIdDocument, { id: petId });
-  return { status: pet!.status, inventory: pet!.inventory };
-}
-
-/** The same, straight from the database, so a wrong answer cannot hide a wrong write. */
-async function stored(petId: string) {
-  const id = BigInt(petId);
-  const pet = await gateway.prisma.pet.findUniqueOrThrow({ where: { id }, include: { inventory: true } });
-  const orders = await gateway.prisma.order.findMany({ where: { petId: id }, orderBy: { id: 'asc' } });
-  return {
-    status: pet.status,
-    stock: pet.inventory?.quantity ?? null,
-    entryStatus: pet.inventory?.status ?? null,
-    orders: orders.map((row) => ({ quantity: row.quantity, complete: row.complete })),
-  };
-}
+const { newPet, setStock, order, state, stored } = stockSteps(gateway, client, () => categoryId);
 
 /** A pet added straight to the database, then given `quantity` in stock through the API; its id. */
 async function petWithStock(quantity: number) {

@@ -1,0 +1,69 @@
+import { useGraphQlJit } from '@envelop/graphql-jit';
+import { BREAK, type DocumentNode, getOperationAST, visit } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { COMPILED_EXECUTION } from '../../pothos-plugins/canonical-paths.js';
+
+/**
+ * Compiled execution (graphql-jit, through @envelop/graphql-jit) for the
+ * queries worth compiling: those seen more than once (yoga's parse cache
+ * hands every request with the same text the same DocumentNode, so a count per
+ * DocumentNode is a count per document, and goes with it). A document sent
+ * once runs on graphql-js, so unknown documents cannot grow memory. Enum
+ * values are still serialised (PetStatus stays AVAILABLE): leaf serialisation
+ * is left on. The Pothos plugin canonicalPaths keeps the Prisma plugin's
+ * planned selections found under jit's path objects.
+ */
+export interface CompiledExecutionOptions {
+  /** Compile a document from its `afterUses`-th execution on. */
+  afterUses: number;
+  /** Counts each execution by engine. */
+  countExecution?: (engine: 'compiled' | 'graphql-js') => void;
+}
+
+export function useCompiledExecution({ afterUses, countExecution }: CompiledExecutionOptions): Plugin {
+  const uses = new WeakMap<DocumentNode, number>();
+  // Queries only: jit's executor takes no abort signal, so a mutation could not be stopped at the
+  // request's deadline (useRequestDeadline), and a subscription's events are few.
+  // Introspection, rare and answered by graphql-js' own resolvers, is left to graphql-js too.
+  const introspects = new WeakMap<DocumentNode, boolean>();
+  const compilable = (document: DocumentNode, operationName: string | null | undefined) => {
+    if (getOperationAST(document, operationName)?.operation !== 'query') return false;
+    let found = introspects.get(document);
+    if (found === undefined) {
+      found = false;
+      visit(document, {
+        Field(node) {
+          if (node.name.value === '__schema' || node.name.value === '__type') {
+            found = true;
+            return BREAK;
+          }
+          return undefined;
+        },
+      });
+      introspects.set(document, found);
+    }
+    return !found;
+  };
+  return {
+    onPluginInit({ addPlugin }) {
+      addPlugin(
+        useGraphQlJit(
+          // Not jit's customJSONSerializer: with it, errors lost their path and DateTime values
+          // failed (the suite, run compiled, showed both).
+          {},
+          {
+            enableIf: (args) => {
+              if (!compilable(args.document, args.operationName)) return false;
+              const seen = (uses.get(args.document) ?? 0) + 1;
+              uses.set(args.document, seen);
+              const compiled = seen >= afterUses;
+              countExecution?.(compiled ? 'compiled' : 'graphql-js');
+              if (compiled) (args.contextValue as Record<symbol, unknown>)[COMPILED_EXECUTION] = true;
+              return compiled;
+            },
+          },
+        ) as Plugin,
+      );
+    },
+  };
+}
