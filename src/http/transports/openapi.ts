@@ -1,3 +1,4 @@
+import release from '../../../contract/release.json' with { type: 'json' };
 import { scopes } from '../../auth/scopes.js';
 import { orderListPaging } from '../../domain/queries.js';
 import { limits } from '../../domain/validation.js';
@@ -168,7 +169,8 @@ export function openApiDocument(legacy: LegacyPolicy) {
     openapi: '3.0.3',
     info: {
       title: 'Petstore',
-      version: '1.0.0',
+      // The version of the last release of the contracts (contract/, `npm run contract:release`).
+      version: release.version,
       description: [
         `The REST routes kept for legacy callers of the Petstore API. The full API is GraphQL, at ${GRAPHQL_PATH}.`,
         'Every answer is JSON; every error is an Error object whose code and status are the ones GraphQL errors',
