@@ -34,6 +34,9 @@ export interface LegacyLinks {
 /** The REST route of the legacy lookup, as the deprecated-use metric names it. */
 export const LEGACY_ROUTE = 'GET /pets/{petId}';
 
+/** The GraphQL field of the legacy lookup, as a schema coordinate (and as the deprecated-use metric names it). */
+export const LEGACY_FIELD = 'Query.getPetById';
+
 /** The deprecation reason of `getPetById`, naming its replacement and the sunset date. */
 export function legacyLookupDeprecation(sunsetDate: string): string {
   return `Use pet(id:) instead. getPetById will be removed on ${sunsetDate} (sunset date).`;

@@ -5,6 +5,9 @@
  * and its sunset date has passed, or it was marked EXPERIMENTAL or BETA), how
  * much notice a new deprecation must give, and which version a release needs.
  */
+import { sunsetStart } from '../deprecation.js';
+
+export { sunsetDateIn } from '../deprecation.js';
 
 /** What a change does to a caller written against the released contract. */
 export type ChangeKind =
@@ -38,21 +41,9 @@ export interface ContractChange {
 export const MIN_DEPRECATION_DAYS = 180;
 
 const DAY_MS = 86_400_000;
-const ISO_DATE = /\b(\d{4}-\d{2}-\d{2})\b/;
-
-/**
- * The sunset date a deprecation names: GraphQL deprecation reasons carry it as
- * YYYY-MM-DD ("… will be removed on 2027-06-30 (sunset date)"), OpenAPI
- * operations as `x-sunset`. Undefined when there is none.
- */
-export function sunsetDateIn(text: string | null | undefined): string | undefined {
-  const date = text ? ISO_DATE.exec(text)?.[1] : undefined;
-  return date !== undefined && !Number.isNaN(Date.parse(`${date}T00:00:00Z`)) ? date : undefined;
-}
-
 /** Whether the sunset date has begun at `now` (the same 00:00 UTC the legacy lookup goes away at). */
 export function sunsetHasPassed(sunsetDate: string, now: number): boolean {
-  return Date.parse(`${sunsetDate}T00:00:00Z`) <= now;
+  return sunsetStart(sunsetDate).getTime() <= now;
 }
 
 /**

@@ -10,6 +10,7 @@ import type { LegacyPolicy } from '../../legacy.js';
 import type { Logger } from '../../logger.js';
 import type { Metrics } from '../../observability/metrics.js';
 import { servedSchema } from '../../schema/index.js';
+import { useDeprecationNotice } from '../plugins/use-deprecation-notice.js';
 import { useErrorMasking } from '../plugins/use-error-masking.js';
 import { useGraphiQL } from '../plugins/use-graphiql.js';
 import { useOperationObserver } from '../plugins/use-operation-observer.js';
@@ -79,6 +80,7 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
       useRoundedIdRefusal(),
       useSubscriptionTokenExpiry(),
       useOperationObserver(options.metrics),
+      useDeprecationNotice(options.legacy),
       ...(options.responseCache
         ? [
             useAnonymousResponseCache({
