@@ -4,7 +4,7 @@ import { createPet, deletePet, updatePet } from '../domain/catalog.js';
 import { parseId } from '../domain/ids.js';
 import { containsText } from '../domain/queries.js';
 import type { Prisma } from '../generated/prisma/client.js';
-import { DEFAULT_LEGACY_SUNSET_DATE, legacyLookupDeprecation } from '../legacy.js';
+import { DEFAULT_LEGACY_SUNSET_DATE, LEGACY_FIELD, legacyLookupDeprecation } from '../legacy.js';
 import { checkPageSize, pagedById, pageSize } from './shared.js';
 
 export const PetStatus = builder.enumType('PetStatus', {
@@ -120,7 +120,7 @@ builder.queryFields((t) => ({
     deprecationReason: legacyLookupDeprecation(DEFAULT_LEGACY_SUNSET_DATE),
     args: { petId: t.arg.id({ required: true, description: 'The id of the pet.' }) },
     resolve: (query, _parent, args, ctx) => {
-      ctx.legacy.refuseAfterSunset('getPetById');
+      ctx.legacy.refuseWhenRetired(LEGACY_FIELD, { client: ctx.principal.subject ?? 'anonymous', requestId: ctx.requestId });
       return ctx.prisma.pet.findUnique({ ...query, where: { id: parseId(args.petId, 'petId') } });
     },
   }),

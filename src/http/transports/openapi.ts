@@ -89,6 +89,13 @@ export function openApiDocument(legacy: LegacyPolicy) {
     legacy.afterSunset === 'gone'
       ? 'From that date on it answers 410 with an Error body (code GONE).'
       : 'This gateway is set to keep answering after that date (LEGACY_AFTER_SUNSET=serve), with the same headers.';
+  const brownouts =
+    legacy.brownouts.length === 0
+      ? []
+      : [
+          'Before that date it answers the same 410 during scheduled brownouts (UTC):',
+          `${legacy.brownouts.map((window) => `${window.start.toISOString()} to ${window.end.toISOString()}`).join(', ')}.`,
+        ];
 
   const getPetById = {
     tags: ['Pets'],
@@ -96,6 +103,7 @@ export function openApiDocument(legacy: LegacyPolicy) {
     summary: 'Find a pet by its id (deprecated)',
     description: [
       `Deprecated. Sunset date: ${legacySunsetDate} (${sunsetAt.toUTCString()}). ${afterSunset}`,
+      ...brownouts,
       `Use the GraphQL query \`pet(id:)\` at ${GRAPHQL_PATH} instead:`,
       '`query { pet(id: "1") { id name categoryId status } }`.',
       'Every answer of this route carries `Deprecation` (RFC 9745), `Sunset` (RFC 8594) and `Link` headers naming',
@@ -116,7 +124,10 @@ export function openApiDocument(legacy: LegacyPolicy) {
       '400': errorResponse('petId is not an int64 id from 1 to 2^63-1 (code VALIDATION_FAILED).', legacyHeaders),
       '404': errorResponse('No pet has this id (code NOT_FOUND).', legacyHeaders),
       '406': errorResponse('The Accept header allows no JSON (code NOT_ACCEPTABLE).', legacyHeaders),
-      '410': errorResponse('The route is past its sunset date (code GONE).', legacyHeaders),
+      '410': errorResponse(
+        'The route is past its sunset date, or in a scheduled brownout before it (code GONE).',
+        legacyHeaders,
+      ),
       '500': errorResponse('Something unexpected failed; the message is masked (code INTERNAL).', legacyHeaders),
       // Given before the route runs, so without its deprecation headers.
       ...guardResponses(),
