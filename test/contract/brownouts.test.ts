@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { legacyPolicy } from '../../src/legacy.js';
 import { arrangePets, baseUrlOf, cleanUp, migratedDatabase, processToken, startProcess } from '../support/operations.js';
-import { type GatewayProcess, postGraphQL, stopAll } from '../support/processes.js';
+import { type GatewayProcess, npmRun, postGraphQL, stopAll } from '../support/processes.js';
 
 /**
  * Brownouts: during the LEGACY_BROWNOUTS windows before the sunset, the
@@ -97,6 +97,12 @@ describe('during a brownout window', () => {
     expect(lines).toContainEqual(
       expect.objectContaining({ target: 'Query.getPetById', client: 'graphql-caller', reason: 'brownout', requestId: expect.any(String) }),
     );
+    // And `npm run deprecations` shows the refused calls beside the calls.
+    const report = await npmRun('deprecations', ['--metrics', `${baseUrlOf(inBrownout)}/metrics`, '--json'], {});
+    expect(report.code, report.stderr).toBe(0);
+    const rows = (JSON.parse(report.stdout.slice(report.stdout.indexOf('{'))) as { rows: Array<Record<string, unknown>> }).rows;
+    expect(rows).toContainEqual(expect.objectContaining({ target: 'GET /pets/{petId}', client: 'rest-caller', calls: 2, refused: 2 }));
+    expect(rows).toContainEqual(expect.objectContaining({ target: 'Query.getPetById', client: 'graphql-caller', calls: 1, refused: 1 }));
   });
 });
 
