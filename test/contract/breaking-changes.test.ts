@@ -147,6 +147,27 @@ describe('what the deprecation policy lets through', () => {
     expect(requiredBump(changes)).toBe('minor');
   });
 
+  it('an operation marked x-stability beta may break', async () => {
+    const beta = editDocument(released.openapi, (document) => {
+      for (const method of ['get', 'head']) document.paths['/store/orders'][method]['x-stability'] = 'beta';
+    });
+    const withoutFilter = editDocument(beta, (document) => {
+      for (const method of ['get', 'head']) document.paths['/store/orders'][method].parameters.splice(0, 1);
+    });
+    const changes = await changesTo({ openapi: withoutFilter }, { ...released, openapi: beta });
+    expect(refused(changes)).toEqual([]);
+    expect(changes.filter((change) => change.kind === 'breaking').map((change) => change.exemption)).toContainEqual({
+      reason: 'unstable',
+      element: 'GET /store/orders',
+      level: 'beta',
+    });
+    // The same change to the stable operation fails.
+    const stableWithoutFilter = editDocument(released.openapi, (document) => {
+      document.paths['/store/orders'].get.parameters.splice(0, 1);
+    });
+    expect(summary(refused(await changesTo({ openapi: stableWithoutFilter })))).toEqual(['breaking GET /store/orders parameters/0']);
+  });
+
   it('a new deprecation must name a sunset date at least 180 days ahead', async () => {
     const deprecate = (reason: string) =>
       editSdl(released.graphql, /(\n {2}pet\(\n[^)]*\): Pet)\n/, `$1 @deprecated(reason: "${reason}")\n`);

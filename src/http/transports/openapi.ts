@@ -1,5 +1,6 @@
 import release from '../../../contract/release.json' with { type: 'json' };
 import { scopes } from '../../auth/scopes.js';
+import type { StabilityLevel } from '../../builder.js';
 import { orderListPaging } from '../../domain/queries.js';
 import { limits } from '../../domain/validation.js';
 import { errorStatus } from '../../errors.js';
@@ -83,6 +84,22 @@ function headOf<Operation extends { responses: Record<string, { description: str
   return { ...operation, responses };
 }
 
+/**
+ * REST operations not yet stable, by operationId, with the same levels as the
+ * GraphQL schema's @stability: none today (both routes are the original API's).
+ */
+const unstableOperations: Readonly<Record<string, StabilityLevel>> = {};
+
+/**
+ * An operation marked as the GraphQL schema marks one that is not stable: an
+ * `x-stability` of `experimental` or `beta`, and the same word leading its
+ * description. The contract check lets breaking changes to it through.
+ */
+export function withStability<Operation extends { description: string }>(operation: Operation, level: StabilityLevel | undefined) {
+  if (level === undefined) return operation;
+  return { ...operation, 'x-stability': level.toLowerCase(), description: `${level}: ${operation.description}` };
+}
+
 export function openApiDocument(legacy: LegacyPolicy) {
   const { sunsetDate: legacySunsetDate, sunsetAt } = legacy;
   const afterSunset =
@@ -97,7 +114,7 @@ export function openApiDocument(legacy: LegacyPolicy) {
           `${legacy.brownouts.map((window) => `${window.start.toISOString()} to ${window.end.toISOString()}`).join(', ')}.`,
         ];
 
-  const getPetById = {
+  const getPetById = withStability({
     tags: ['Pets'],
     operationId: 'getPetById',
     summary: 'Find a pet by its id (deprecated)',
@@ -134,9 +151,9 @@ export function openApiDocument(legacy: LegacyPolicy) {
     },
     // Public: no token needed, but one that is sent must be valid.
     security: [{}, { bearerAuth: [] }],
-  };
+  }, unstableOperations.getPetById);
 
-  const listOrders = {
+  const listOrders = withStability({
     tags: ['Store'],
     operationId: 'listOrders',
     summary: 'List the orders of the store',
@@ -174,7 +191,7 @@ export function openApiDocument(legacy: LegacyPolicy) {
     },
     security: [{ bearerAuth: [] }],
     'x-required-scopes': [scopes.readOrders],
-  };
+  }, unstableOperations.listOrders);
 
   return {
     openapi: '3.0.3',
@@ -188,13 +205,26 @@ export function openApiDocument(legacy: LegacyPolicy) {
         'carry in `extensions`. Another method on these paths answers 405 with an `Allow` header; an unknown path',
         'answers 404. Every answer carries the `X-Request-Id` header (the one given, or a new one), and every',
         'Error body the same id as `requestId`. Every answer that passed the rate limit carries the `RateLimit`',
-        'and `RateLimit-Policy` headers.',
+        'and `RateLimit-Policy` headers. An operation that is not yet stable says so with `x-stability`',
+        '(`experimental`: may change or go away without notice; `beta`: complete, but its shape may still change),',
+        'as the GraphQL schema does with `@stability`; every other operation is stable, and changes to it follow',
+        'the compatibility policy: nothing a caller relies on is removed or changed before a deprecation with a',
+        'sunset date (`deprecated`, `x-sunset`) has run out.',
       ].join(' '),
+      contact: { name: 'The operators of this gateway' },
     },
+    // Relative: the routes are at the root of the host that serves this document.
+    servers: [{ url: '/', description: 'The gateway serving this document.' }],
     tags: [
       { name: 'Pets', description: 'Animals in the store.' },
       { name: 'Store', description: 'Orders for animals in the store.' },
     ],
+    // OpenAPI 3.0 has no place for the answers of paths and methods it does not list; these name them.
+    'x-unlisted-requests': {
+      description: 'What a request for a path or a method this document does not list is answered.',
+      unknownPath: ref('responses', 'NotFound'),
+      unknownMethod: ref('responses', 'MethodNotAllowed'),
+    },
     paths: {
       '/pets/{petId}': {
         parameters: [ref('parameters', 'petId')],
