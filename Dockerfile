@@ -25,6 +25,8 @@ COPY prisma.config.ts tsconfig.json tsconfig.build.json ./
 COPY prisma ./prisma
 RUN npm run generate
 COPY src ./src
+# The released contracts: the OpenAPI document takes its info.version from contract/release.json.
+COPY contract ./contract
 RUN npm run build
 
 # ---- migrate: the one-shot `npm run db:migrate` (tsx on the sources), as the compose file runs it ----

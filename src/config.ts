@@ -7,6 +7,7 @@ import {
   DEFAULT_LEGACY_SUNSET_DATE,
   legacyAfterSunsetChoices,
   type LegacySettings,
+  parseBrownouts,
 } from './legacy.js';
 
 /** Before every event channel name unless EVENTS_CHANNEL_PREFIX says otherwise. */
@@ -163,6 +164,8 @@ const environmentSchema = z.object({
       error: 'LEGACY_AFTER_SUNSET must be serve (keep answering GET /pets/{petId}) or gone (answer 410)',
     })
     .default(DEFAULT_LEGACY_AFTER_SUNSET),
+  // Checked with the sunset date it must precede, in legacySettings.
+  LEGACY_BROWNOUTS: z.string().optional(),
 });
 
 /**
@@ -238,7 +241,7 @@ export interface Config {
   dataDir: string;
   logLevel: string;
   graphiql: boolean;
-  /** When the legacy single-pet lookup goes away (GraphQL and REST), and whether it answers 410 Gone after. */
+  /** When the legacy single-pet lookup goes away (GraphQL and REST), whether it answers 410 Gone after, and its brownouts. */
   legacy: LegacySettings;
   auth: AuthSettings;
   limits: Limits;
@@ -279,6 +282,18 @@ function authSettings(settings: z.output<typeof environmentSchema>): AuthSetting
   return { kind: 'development' };
 }
 
+function legacySettings(settings: z.output<typeof environmentSchema>): LegacySettings | string[] {
+  const { windows, problems } = parseBrownouts(settings.LEGACY_BROWNOUTS ?? '', settings.LEGACY_SUNSET_DATE);
+  if (windows.length > 0 && settings.LEGACY_AFTER_SUNSET === 'serve') {
+    problems.push(
+      'LEGACY_BROWNOUTS rehearse the 410 the legacy lookup gives after its sunset, but LEGACY_AFTER_SUNSET=serve ' +
+        'keeps it answering then: unset one of them',
+    );
+  }
+  if (problems.length > 0) return problems;
+  return { sunsetDate: settings.LEGACY_SUNSET_DATE, afterSunset: settings.LEGACY_AFTER_SUNSET, brownouts: windows };
+}
+
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
     super(`Invalid configuration:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
@@ -296,7 +311,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const settings = parsed.data;
   const auth = authSettings(settings);
-  if (Array.isArray(auth)) throw new ConfigError(auth);
+  const legacy = legacySettings(settings);
+  const problems = [...(Array.isArray(auth) ? auth : []), ...(Array.isArray(legacy) ? legacy : [])];
+  if (Array.isArray(auth) || Array.isArray(legacy)) throw new ConfigError(problems);
   const embedded = settings.DATABASE_URL === undefined;
   const production = settings.NODE_ENV === 'production';
   const shutdownDrainMs = settings.SHUTDOWN_DRAIN_MS ?? (production ? 5_000 : 0);
@@ -315,7 +332,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dataDir: path.resolve(settings.DATA_DIR),
     logLevel: settings.LOG_LEVEL,
     graphiql: settings.GRAPHIQL ?? !production,
-    legacy: { sunsetDate: settings.LEGACY_SUNSET_DATE, afterSunset: settings.LEGACY_AFTER_SUNSET },
+    legacy,
     auth,
     limits: {
       bodyBytes: settings.BODY_LIMIT_BYTES,

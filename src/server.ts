@@ -62,7 +62,13 @@ export interface GatewayOptions {
  */
 export function createGateway(options: GatewayOptions) {
   const { logger, metrics } = options;
-  const legacy = legacyPolicy(options.legacy, { successor: GRAPHQL_PATH, policy: OPENAPI_PATH });
+  const legacy = legacyPolicy(options.legacy, { successor: GRAPHQL_PATH, policy: OPENAPI_PATH }, (refusal) => {
+    metrics.legacyRefusals.inc({ target: refusal.target, client: refusal.client, reason: refusal.reason });
+    logger.warn(
+      { target: refusal.target, client: refusal.client, requestId: refusal.requestId, reason: refusal.reason, until: refusal.until },
+      refusal.reason === 'brownout' ? 'legacy lookup refused: brownout' : 'legacy lookup refused: past its sunset',
+    );
+  });
   const graphql = createGraphQLHandler({ ...options, legacy });
   const rateLimiter = createRateLimiter({
     points: options.limits.rateLimit.requests,

@@ -54,6 +54,18 @@ export function createMetrics(options: MetricsOptions = {}) {
     labelNames: ['target', 'client'] as const,
     registers: [registry],
   });
+  const deprecatedLastSeen = new Gauge({
+    name: 'petstore_deprecated_last_seen_seconds',
+    help: 'When each client last used each deprecated GraphQL field or legacy REST route (Unix time, seconds).',
+    labelNames: ['target', 'client'] as const,
+    registers: [registry],
+  });
+  const legacyRefusals = new Counter({
+    name: 'petstore_legacy_refusals_total',
+    help: 'Calls of the legacy lookup answered GONE, by surface, client and reason (brownout, or past the sunset).',
+    labelNames: ['target', 'client', 'reason'] as const,
+    registers: [registry],
+  });
   type RequestLabels = { operation: string; status: number | string };
 
   return {
@@ -72,8 +84,15 @@ export function createMetrics(options: MetricsOptions = {}) {
       registers: [registry],
     }),
     deprecatedUse: {
-      inc: (labels: { target: string; client: string }) =>
-        deprecatedUse.inc({ ...labels, client: client(labels.client) }),
+      inc: (labels: { target: string; client: string }) => {
+        const bounded = { ...labels, client: client(labels.client) };
+        deprecatedUse.inc(bounded);
+        deprecatedLastSeen.set(bounded, Date.now() / 1000);
+      },
+    },
+    legacyRefusals: {
+      inc: (labels: { target: string; client: string; reason: string }) =>
+        legacyRefusals.inc({ ...labels, client: client(labels.client) }),
     },
     responseCacheLookups: new Counter({
       name: 'petstore_response_cache_lookups_total',

@@ -1,9 +1,9 @@
-import { scopes } from '../auth/scopes.js';
+import { metricsClient, scopes } from '../auth/scopes.js';
 import { builder } from '../builder.js';
 import { createPet, deletePet, updatePet } from '../domain/catalog.js';
 import { containsText } from '../domain/queries.js';
 import type { Prisma } from '../generated/prisma/client.js';
-import { DEFAULT_LEGACY_SUNSET_DATE, legacyLookupDeprecation } from '../legacy.js';
+import { DEFAULT_LEGACY_SUNSET_DATE, LEGACY_FIELD, legacyLookupDeprecation } from '../legacy.js';
 import { int64Id, pagedById, pageSizes } from './shared.js';
 
 export const PetStatus = builder.enumType('PetStatus', {
@@ -108,7 +108,7 @@ builder.queryFields((t) => ({
     deprecationReason: legacyLookupDeprecation(DEFAULT_LEGACY_SUNSET_DATE),
     args: { petId: t.arg.int64Id({ required: true, description: 'The id of the pet.' }) },
     resolve: (query, _parent, args, ctx) => {
-      ctx.legacy.refuseAfterSunset('getPetById');
+      ctx.legacy.refuseWhenRetired(LEGACY_FIELD, { client: metricsClient(ctx.principal), requestId: ctx.requestId });
       return ctx.prisma.pet.findUnique({ ...query, where: { id: args.petId } });
     },
   }),

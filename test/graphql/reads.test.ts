@@ -267,7 +267,10 @@ describe('single lookups', () => {
     expect(await client.send(InventoryItemDocument, { petId: '987654321' })).toEqual({
       data: { inventoryItem: null },
     });
-    expect(await client.send(LegacyPetByIdDocument, { petId: '987654321' })).toEqual({ data: { getPetById: null } });
+    expect(await client.send(LegacyPetByIdDocument, { petId: '987654321' })).toEqual({
+      data: { getPetById: null },
+      extensions: { deprecations: [{ field: 'Query.getPetById', reason: `Use pet(id:) instead. getPetById will be removed on 2027-06-30 (sunset date).`, sunset: '2027-06-30' }] },
+    });
   });
 
   it("answers null for a pet's inventory entry when it has none", async () => {

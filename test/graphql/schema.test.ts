@@ -78,7 +78,10 @@ describe('a gateway configured with another sunset date', () => {
     expect(legacy?.isDeprecated).toBe(true);
     expect(legacy?.deprecationReason).toContain('2028-01-31');
     expect(legacy?.deprecationReason).not.toContain('2027-06-30');
-    expect(await movedClient.send(LegacyPetByIdDocument, { petId: '1' })).toEqual({ data: { getPetById: null } });
+    expect(await movedClient.send(LegacyPetByIdDocument, { petId: '1' })).toEqual({
+      data: { getPetById: null },
+      extensions: { deprecations: [{ field: 'Query.getPetById', reason: `Use pet(id:) instead. getPetById will be removed on 2028-01-31 (sunset date).`, sunset: '2028-01-31' }] },
+    });
   });
 });
 

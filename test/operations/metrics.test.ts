@@ -199,7 +199,10 @@ describe('GET /metrics', () => {
     });
     for (const headers of [await app('shop-frontend', 'alice'), await app('shop-frontend', 'ann'), {}, await app(undefined, 'carol')]) {
       const answer = await postGraphQL(gateway.url, legacyQuery, { id: petId }, headers);
-      expect(answer.body, JSON.stringify(answer.body)).toEqual({ data: { getPetById: { id: petId } } });
+      expect(answer.body, JSON.stringify(answer.body)).toEqual({
+        data: { getPetById: { id: petId } },
+        extensions: { deprecations: [{ field: 'Query.getPetById', reason: `Use pet(id:) instead. getPetById will be removed on 2099-12-31 (sunset date).`, sunset: '2099-12-31' }] },
+      });
     }
     // The replacement is not counted.
     await postGraphQL(gateway.url, 'query ($id: ID!) { pet(id: $id) { id } }', { id: petId }, await app('shop-frontend', 'alice'));

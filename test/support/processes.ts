@@ -45,6 +45,18 @@ const gatewaySettings = [
   'MAX_BATCH',
   'INTROSPECTION',
   'CORS_ORIGINS',
+  'LEGACY_BROWNOUTS',
+  'TRUST_PROXY',
+  'METRICS_PORT',
+  'METRICS_TOKEN',
+  'METRICS_CLIENT_CLAIM',
+  'SHUTDOWN_DRAIN_MS',
+  'DATABASE_CONNECT_TIMEOUT_MS',
+  'DATABASE_QUERY_TIMEOUT_MS',
+  'DATABASE_MAX_WAITING',
+  'REDIS_CONNECT_TIMEOUT_MS',
+  'REDIS_COMMAND_TIMEOUT_MS',
+  'GRAPHQL_COMPILE_AFTER_USES',
 ];
 
 /** The test runner's environment without the gateway's settings, plus `settings`. */

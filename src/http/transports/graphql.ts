@@ -12,6 +12,7 @@ import type { Metrics } from '../../observability/metrics.js';
 import type { OutageLog } from '../../observability/outages.js';
 import { servedSchema } from '../../schema/index.js';
 import { useCompiledExecution } from '../plugins/use-compiled-execution.js';
+import { useDeprecationNotice } from '../plugins/use-deprecation-notice.js';
 import { useErrorMasking } from '../plugins/use-error-masking.js';
 import { useGraphiQL } from '../plugins/use-graphiql.js';
 import { useOperationObserver } from '../plugins/use-operation-observer.js';
@@ -91,6 +92,7 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
       useSubscriptionTokenExpiry(),
       useRequestDeadline(),
       useOperationObserver(options.metrics),
+      useDeprecationNotice(options.legacy),
       // Before the response cache, which then wraps the compiled executor (after it, the cache was bypassed).
       ...(options.compiledExecution
         ? [

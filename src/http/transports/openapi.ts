@@ -1,4 +1,6 @@
+import release from '../../../contract/release.json' with { type: 'json' };
 import { scopes } from '../../auth/scopes.js';
+import type { StabilityLevel } from '../../builder.js';
 import { orderListPaging } from '../../domain/queries.js';
 import { limits } from '../../domain/validation.js';
 import { errorStatus } from '../../errors.js';
@@ -82,19 +84,43 @@ function headOf<Operation extends { responses: Record<string, { description: str
   return { ...operation, responses };
 }
 
+/**
+ * REST operations not yet stable, by operationId, with the same levels as the
+ * GraphQL schema's @stability: none today (both routes are the original API's).
+ */
+const unstableOperations: Readonly<Record<string, StabilityLevel>> = {};
+
+/**
+ * An operation marked as the GraphQL schema marks one that is not stable: an
+ * `x-stability` of `experimental` or `beta`, and the same word leading its
+ * description. The contract check lets breaking changes to it through.
+ */
+export function withStability<Operation extends { description: string }>(operation: Operation, level: StabilityLevel | undefined) {
+  if (level === undefined) return operation;
+  return { ...operation, 'x-stability': level.toLowerCase(), description: `${level}: ${operation.description}` };
+}
+
 export function openApiDocument(legacy: LegacyPolicy) {
   const { sunsetDate: legacySunsetDate, sunsetAt } = legacy;
   const afterSunset =
     legacy.afterSunset === 'gone'
       ? 'From that date on it answers 410 with an Error body (code GONE).'
       : 'This gateway is set to keep answering after that date (LEGACY_AFTER_SUNSET=serve), with the same headers.';
+  const brownouts =
+    legacy.brownouts.length === 0
+      ? []
+      : [
+          'Before that date it answers the same 410 during scheduled brownouts (UTC):',
+          `${legacy.brownouts.map((window) => `${window.start.toISOString()} to ${window.end.toISOString()}`).join(', ')}.`,
+        ];
 
-  const getPetById = {
+  const getPetById = withStability({
     tags: ['Pets'],
     operationId: 'getPetById',
     summary: 'Find a pet by its id (deprecated)',
     description: [
       `Deprecated. Sunset date: ${legacySunsetDate} (${sunsetAt.toUTCString()}). ${afterSunset}`,
+      ...brownouts,
       `Use the GraphQL query \`pet(id:)\` at ${GRAPHQL_PATH} instead:`,
       '`query { pet(id: "1") { id name categoryId status } }`.',
       'Every answer of this route carries `Deprecation` (RFC 9745), `Sunset` (RFC 8594) and `Link` headers naming',
@@ -115,16 +141,19 @@ export function openApiDocument(legacy: LegacyPolicy) {
       '400': errorResponse('petId is not an int64 id from 1 to 2^63-1 (code VALIDATION_FAILED).', legacyHeaders),
       '404': errorResponse('No pet has this id (code NOT_FOUND).', legacyHeaders),
       '406': errorResponse('The Accept header allows no JSON (code NOT_ACCEPTABLE).', legacyHeaders),
-      '410': errorResponse('The route is past its sunset date (code GONE).', legacyHeaders),
+      '410': errorResponse(
+        'The route is past its sunset date, or in a scheduled brownout before it (code GONE).',
+        legacyHeaders,
+      ),
       '500': errorResponse('Something unexpected failed; the message is masked (code INTERNAL).', legacyHeaders),
       // Given before the route runs, so without its deprecation headers.
       ...guardResponses(),
     },
     // Public: no token needed, but one that is sent must be valid.
     security: [{}, { bearerAuth: [] }],
-  };
+  }, unstableOperations.getPetById);
 
-  const listOrders = {
+  const listOrders = withStability({
     tags: ['Store'],
     operationId: 'listOrders',
     summary: 'List the orders of the store',
@@ -162,26 +191,40 @@ export function openApiDocument(legacy: LegacyPolicy) {
     },
     security: [{ bearerAuth: [] }],
     'x-required-scopes': [scopes.readOrders],
-  };
+  }, unstableOperations.listOrders);
 
   return {
     openapi: '3.0.3',
     info: {
       title: 'Petstore',
-      version: '1.0.0',
+      // The version of the last release of the contracts (contract/, `npm run contract:release`).
+      version: release.version,
       description: [
         `The REST routes kept for legacy callers of the Petstore API. The full API is GraphQL, at ${GRAPHQL_PATH}.`,
         'Every answer is JSON; every error is an Error object whose code and status are the ones GraphQL errors',
         'carry in `extensions`. Another method on these paths answers 405 with an `Allow` header; an unknown path',
         'answers 404. Every answer carries the `X-Request-Id` header (the one given, or a new one), and every',
         'Error body the same id as `requestId`. Every answer that passed the rate limit carries the `RateLimit`',
-        'and `RateLimit-Policy` headers.',
+        'and `RateLimit-Policy` headers. An operation that is not yet stable says so with `x-stability`',
+        '(`experimental`: may change or go away without notice; `beta`: complete, but its shape may still change),',
+        'as the GraphQL schema does with `@stability`; every other operation is stable, and changes to it follow',
+        'the compatibility policy: nothing a caller relies on is removed or changed before a deprecation with a',
+        'sunset date (`deprecated`, `x-sunset`) has run out.',
       ].join(' '),
+      contact: { name: 'The operators of this gateway' },
     },
+    // Relative: the routes are at the root of the host that serves this document.
+    servers: [{ url: '/', description: 'The gateway serving this document.' }],
     tags: [
       { name: 'Pets', description: 'Animals in the store.' },
       { name: 'Store', description: 'Orders for animals in the store.' },
     ],
+    // OpenAPI 3.0 has no place for the answers of paths and methods it does not list; these name them.
+    'x-unlisted-requests': {
+      description: 'What a request for a path or a method this document does not list is answered.',
+      unknownPath: ref('responses', 'NotFound'),
+      unknownMethod: ref('responses', 'MethodNotAllowed'),
+    },
     paths: {
       '/pets/{petId}': {
         parameters: [ref('parameters', 'petId')],

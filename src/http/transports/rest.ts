@@ -49,7 +49,10 @@ export function createRestRouter(options: RestOptions) {
 
   router.use('/pets/:petId', legacyNotice);
   router.get('/pets/:petId', requireJson, async (c) => {
-    legacy.refuseAfterSunset(LEGACY_ROUTE);
+    legacy.refuseWhenRetired(LEGACY_ROUTE, {
+      client: metricsClient(c.get('principal')),
+      requestId: c.get('requestId'),
+    });
     const pet = await findPetOrThrow(options.prisma, parseId(c.req.param('petId'), 'petId'));
     return jsonAnswer(c, petJson(pet));
   });
