@@ -1,5 +1,6 @@
 import {
   type ASTNode,
+  BREAK,
   type DocumentNode,
   type FragmentDefinitionNode,
   GraphQLError,
@@ -28,14 +29,25 @@ type Variables = Readonly<Record<string, unknown>>;
 
 const pageArguments = new Set(['first', 'last']);
 
-/** Whether any `first` or `last` of `document` is given by a variable. */
+// Per document: yoga's parse cache hands every request with the same text the same DocumentNode.
+const variablePageSizes = new WeakMap<DocumentNode, boolean>();
+
+/** Whether any `first` or `last` of `document` is given by a variable. Walked once per document. */
 export function hasVariablePageSize(document: DocumentNode): boolean {
-  let found = false;
-  visit(document, {
-    Argument(node) {
-      if (pageArguments.has(node.name.value) && node.value.kind === Kind.VARIABLE) found = true;
-    },
-  });
+  let found = variablePageSizes.get(document);
+  if (found === undefined) {
+    found = false;
+    visit(document, {
+      Argument(node) {
+        if (pageArguments.has(node.name.value) && node.value.kind === Kind.VARIABLE) {
+          found = true;
+          return BREAK;
+        }
+        return undefined;
+      },
+    });
+    variablePageSizes.set(document, found);
+  }
   return found;
 }
 
