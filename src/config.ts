@@ -10,6 +10,9 @@ import {
   parseBrownouts,
 } from './legacy.js';
 
+/** Distinct SQL texts each database connection prepares unless DATABASE_PREPARED_STATEMENTS says otherwise. */
+export const DEFAULT_PREPARED_STATEMENTS = 500;
+
 /** Before every event channel name unless EVENTS_CHANNEL_PREFIX says otherwise. */
 export const DEFAULT_CHANNEL_PREFIX = 'petstore:';
 
@@ -79,6 +82,7 @@ const environmentSchema = z.object({
   DATABASE_CONNECT_TIMEOUT_MS: wholeNumber('DATABASE_CONNECT_TIMEOUT_MS', 100, 600_000).default(5_000),
   DATABASE_QUERY_TIMEOUT_MS: wholeNumber('DATABASE_QUERY_TIMEOUT_MS', 100, 600_000).optional(),
   DATABASE_MAX_WAITING: wholeNumber('DATABASE_MAX_WAITING', 0, 100_000).default(50),
+  DATABASE_PREPARED_STATEMENTS: wholeNumber('DATABASE_PREPARED_STATEMENTS', 0, 10_000).default(DEFAULT_PREPARED_STATEMENTS),
   REQUEST_TIMEOUT_MS: wholeNumber('REQUEST_TIMEOUT_MS', 100, 600_000).default(10_000),
   SHUTDOWN_GRACE_MS: wholeNumber('SHUTDOWN_GRACE_MS', 0, 600_000).default(10_000),
   SHUTDOWN_DRAIN_MS: wholeNumber('SHUTDOWN_DRAIN_MS', 0, 600_000).optional(),
@@ -237,6 +241,8 @@ export interface Config {
   /** undefined: run the embedded PostgreSQL (PGlite) kept in `dataDir`. */
   databaseUrl: string | undefined;
   databasePoolSize: number;
+  /** Distinct SQL statements each connection prepares (names); 0 for none, as PgBouncer before 1.21 needs. */
+  databasePreparedStatements: number;
   migrateOnStart: boolean;
   dataDir: string;
   logLevel: string;
@@ -256,7 +262,7 @@ export interface Config {
   introspection: boolean;
   /** Origins allowed to call from a browser; none when empty. */
   corsOrigins: string[];
-  /** Compile a query with graphql-jit from its n-th use on; off (graphql-js only) when absent. */
+  /** Compile a query with graphql-jit from its n-th use on (the 2nd by default); graphql-js only when absent (0). */
   compiledExecution: { afterUses: number } | undefined;
   /** Where the client's address comes from, for rate limits (TRUST_PROXY). */
   trustProxy: TrustProxy;
@@ -327,6 +333,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseUrl: settings.DATABASE_URL,
     // PGlite runs one query at a time; more connections would only queue.
     databasePoolSize: settings.DATABASE_POOL_SIZE ?? (embedded ? 1 : 10),
+    databasePreparedStatements: settings.DATABASE_PREPARED_STATEMENTS,
     // The embedded database is ours to keep current; a real server is migrated on request.
     migrateOnStart: flags.includes('--migrate') || (settings.MIGRATE_ON_START ?? embedded),
     dataDir: path.resolve(settings.DATA_DIR),

@@ -1,5 +1,6 @@
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
+import { DEFAULT_PREPARED_STATEMENTS } from './config.js';
 import { PrismaClient } from './generated/prisma/client.js';
 
 export type { PrismaClient } from './generated/prisma/client.js';
@@ -24,6 +25,8 @@ export interface DatabaseOptions {
   timeouts?: DatabaseTimeouts;
   /** Called each time a new connection to PostgreSQL is made: the database is reachable. */
   onConnect?: () => void;
+  /** How many distinct statements are prepared (named) per connection; 0 prepares none (PgBouncer before 1.21). */
+  preparedStatements?: number;
 }
 
 /** Too many requests already wait for a database connection: refused at once rather than queued. */
@@ -47,7 +50,15 @@ const BROKEN_CONNECTION = /Query read timeout|Connection terminated|ECONNRESET|E
  * also when a transaction hands it back, so a silently lost connection never
  * goes back into the pool.
  */
-export function createDatabase({ url, poolSize, logQueries = false, statementTimeoutMs, timeouts, onConnect }: DatabaseOptions) {
+export function createDatabase({
+  url,
+  poolSize,
+  logQueries = false,
+  statementTimeoutMs,
+  timeouts,
+  onConnect,
+  preparedStatements = DEFAULT_PREPARED_STATEMENTS,
+}: DatabaseOptions) {
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
@@ -106,7 +117,10 @@ export function createDatabase({ url, poolSize, logQueries = false, statementTim
   }
   const prisma = new PrismaClient({
     // $disconnect ends the pool too.
-    adapter: new PrismaPg(pool, { disposeExternalPool: true }),
+    adapter: new PrismaPg(pool, {
+      disposeExternalPool: true,
+      ...(preparedStatements > 0 ? { statementNameGenerator: statementNames(preparedStatements) } : {}),
+    }),
     log: logQueries ? [{ emit: 'event', level: 'query' }] : [],
   });
   return { prisma, pool };
@@ -114,4 +128,27 @@ export function createDatabase({ url, poolSize, logQueries = false, statementTim
 
 export function createPrismaClient(options: DatabaseOptions) {
   return createDatabase(options).prisma;
+}
+
+/**
+ * Names for Prisma's SQL, so that each pooled connection prepares a statement
+ * once and then only binds and executes it: PostgreSQL skips parsing, and
+ * after five runs planning (measured on the pets page: 0.18 ms parse and about
+ * 0.5 ms of planning per request before). Prisma's statements are a handful of
+ * shapes, but a client choosing its selections can make new ones, so only the
+ * first `max` distinct texts get a name, for good (a name must never change
+ * its text); later ones run unnamed, as before.
+ */
+function statementNames(max: number): (query: { sql: string }) => string {
+  const names = new Map<string, string>();
+  // The adapter passes the name on as pg's `name`, where undefined means an unnamed statement.
+  return (query: { sql: string }) => {
+    let name = names.get(query.sql);
+    // A raw text of several commands cannot be prepared (PostgreSQL refuses it): left unnamed.
+    if (name === undefined && names.size < max && !query.sql.includes(';')) {
+      name = `petstore_${names.size}`;
+      names.set(query.sql, name);
+    }
+    return name as string;
+  };
 }

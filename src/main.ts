@@ -70,6 +70,7 @@ const databaseOutage = outageLog(logger, 'database', 'requests are answered 503 
 const { prisma, pool } = createDatabase({
   url: databaseUrl,
   poolSize: config.databasePoolSize,
+  preparedStatements: config.databasePreparedStatements,
   statementTimeoutMs: config.limits.statementTimeoutMs,
   timeouts: config.limits.database,
   onConnect: () => databaseOutage.recovered(),

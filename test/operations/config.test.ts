@@ -82,6 +82,7 @@ describe('loadConfig', () => {
     [{ LEGACY_SUNSET_DATE: '30/06/2027' }, 'LEGACY_SUNSET_DATE must be a date written YYYY-MM-DD'],
     [{ MIGRATE_ON_START: 'yes' }, 'MIGRATE_ON_START must be true or false'],
     [{ DATABASE_POOL_SIZE: '0' }, 'DATABASE_POOL_SIZE must be a whole number from 1 to 100'],
+    [{ DATABASE_PREPARED_STATEMENTS: '-1' }, 'DATABASE_PREPARED_STATEMENTS must be a whole number from 0 to 10000'],
     [{ NODE_ENV: 'staging' }, 'NODE_ENV must be development, test or production'],
   ])('refuses %j, naming the setting and what it accepts', (env, message) => {
     const error = problemsWith(env);
