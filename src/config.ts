@@ -118,7 +118,7 @@ const environmentSchema = z.object({
   RESPONSE_CACHE_TTL_MS: wholeNumber('RESPONSE_CACHE_TTL_MS', 0, 3_600_000).default(0),
   RESPONSE_CACHE_MAX_ENTRIES: wholeNumber('RESPONSE_CACHE_MAX_ENTRIES', 1, 1_000_000).default(1_000),
   BODY_LIMIT_BYTES: wholeNumber('BODY_LIMIT_BYTES', 1_024, 10_485_760).default(102_400),
-  GRAPHQL_COMPILE_AFTER_USES: wholeNumber('GRAPHQL_COMPILE_AFTER_USES', 0, 1_000_000).default(0),
+  GRAPHQL_COMPILE_AFTER_USES: wholeNumber('GRAPHQL_COMPILE_AFTER_USES', 0, 1_000_000).default(2),
   MAX_DEPTH: wholeNumber('MAX_DEPTH', 1, 100).default(12),
   MAX_ALIASES: wholeNumber('MAX_ALIASES', 1, 1_000).default(20),
   MAX_TOKENS: wholeNumber('MAX_TOKENS', 10, 100_000).default(2_000),

@@ -8,7 +8,7 @@ import { useTestGateway } from '../support/gateway.js';
  * execution on (the first runs on graphql-js), as the engines metric shows.
  */
 
-const standard = useTestGateway();
+const standard = useTestGateway({ compiledExecution: false });
 const compiled = useTestGateway({ compiledExecution: { afterUses: 2 } });
 
 beforeAll(async () => {

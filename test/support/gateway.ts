@@ -61,8 +61,12 @@ export interface GatewayTestOptions {
   responseCache?: ResponseCacheSettings;
   /** Which proxies may name the client (TRUST_PROXY); none by default. */
   trustProxy?: TrustProxy;
-  /** Compile documents with graphql-jit from their `afterUses`-th execution on. */
-  compiledExecution?: { afterUses: number };
+  /**
+   * Compile queries with graphql-jit from their `afterUses`-th execution on: from the first by default,
+   * so every test of a query drives the compiled path that repeated queries take in production (from
+   * their second use on); `false` runs everything on graphql-js.
+   */
+  compiledExecution?: { afterUses: number } | false;
 }
 
 /** The HS256 key of every test gateway; tests mint their tokens with it. */
@@ -118,8 +122,7 @@ export function useTestGateway(options: GatewayTestOptions = {}): TestGateway {
       legacy: { sunsetDate: options.legacySunsetDate ?? '2027-06-30', afterSunset: options.legacyAfterSunset ?? 'gone' },
       responseCache: options.responseCache,
       trustProxy: options.trustProxy,
-      // The whole suite can run on compiled execution: TEST_COMPILED_EXECUTION=1 compiles every document.
-      compiledExecution: options.compiledExecution ?? (process.env.TEST_COMPILED_EXECUTION ? { afterUses: 1 } : undefined),
+      compiledExecution: options.compiledExecution === false ? undefined : (options.compiledExecution ?? { afterUses: 1 }),
     });
     const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
       const listening = serve({ fetch: gatewayParts.app.fetch, hostname: '127.0.0.1', port: 0 }, () =>

@@ -1,6 +1,6 @@
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import { BREAK, type DocumentNode, getOperationAST, visit } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
+import { isAsyncIterable, mapMaybePromise, type Plugin } from 'graphql-yoga';
 import { COMPILED_EXECUTION } from '../../pothos-plugins/canonical-paths.js';
 
 /**
@@ -19,6 +19,8 @@ export interface CompiledExecutionOptions {
   /** Counts each execution by engine. */
   countExecution?: (engine: 'compiled' | 'graphql-js') => void;
 }
+
+type ExecuteFunction = Parameters<NonNullable<Plugin['onExecute']>>[0]['executeFn'];
 
 export function useCompiledExecution({ afterUses, countExecution }: CompiledExecutionOptions): Plugin {
   const uses = new WeakMap<DocumentNode, number>();
@@ -44,26 +46,50 @@ export function useCompiledExecution({ afterUses, countExecution }: CompiledExec
     }
     return !found;
   };
+  const jit = useGraphQlJit(
+    // Not jit's customJSONSerializer: with it, errors lost their path and DateTime values
+    // failed (the suite, run compiled, showed both).
+    {},
+    {
+      enableIf: (args) => {
+        if (!compilable(args.document, args.operationName)) return false;
+        const seen = (uses.get(args.document) ?? 0) + 1;
+        uses.set(args.document, seen);
+        const compiled = seen >= afterUses;
+        if (compiled) (args.contextValue as Record<symbol, unknown>)[COMPILED_EXECUTION] = true;
+        else countExecution?.('graphql-js');
+        return compiled;
+      },
+    },
+  );
   return {
-    onPluginInit({ addPlugin }) {
-      addPlugin(
-        useGraphQlJit(
-          // Not jit's customJSONSerializer: with it, errors lost their path and DateTime values
-          // failed (the suite, run compiled, showed both).
-          {},
-          {
-            enableIf: (args) => {
-              if (!compilable(args.document, args.operationName)) return false;
-              const seen = (uses.get(args.document) ?? 0) + 1;
-              uses.set(args.document, seen);
-              const compiled = seen >= afterUses;
-              countExecution?.(compiled ? 'compiled' : 'graphql-js');
-              if (compiled) (args.contextValue as Record<symbol, unknown>)[COMPILED_EXECUTION] = true;
-              return compiled;
-            },
-          },
-        ) as Plugin,
-      );
+    onExecute(payload) {
+      const graphqlJs = payload.executeFn;
+      let compiled: ExecuteFunction | undefined;
+      const chosen = jit.onExecute?.({
+        ...payload,
+        setExecuteFn: (execute: ExecuteFunction) => {
+          compiled = execute;
+        },
+      } as never);
+      const choose = () => {
+        if (!compiled) return;
+        const execute = compiled;
+        // A request that fails before execution (its variables do not fit their types) gets no
+        // `data`; graphql-js words those errors better (jit's messages have no "Did you mean"),
+        // and nothing has run yet, so graphql-js answers it.
+        payload.setExecuteFn((args) =>
+          mapMaybePromise(execute(args), (result) => {
+            if (isAsyncIterable(result) || 'data' in result) {
+              countExecution?.('compiled');
+              return result;
+            }
+            countExecution?.('graphql-js');
+            return graphqlJs(args);
+          }),
+        );
+      };
+      return mapMaybePromise(chosen, choose);
     },
   };
 }
