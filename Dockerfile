@@ -59,4 +59,5 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 4000) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # node itself as PID 1 (no npm in between), so SIGTERM reaches the gateway's graceful shutdown.
 STOPSIGNAL SIGTERM
-CMD ["node", "dist/src/main.js"]
+# The same node flags as package.json's start:prod (a young generation of 16 MB: see src/heap.ts).
+CMD ["node", "--max-semi-space-size=16", "dist/src/main.js"]

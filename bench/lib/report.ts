@@ -110,7 +110,7 @@ export function renderMarkdown(results: BenchResults): string {
   lines.push(
     `Run ${results.startedAt.slice(0, 16).replace('T', ' ')} UTC (${fmt(results.wallClockS / 60, 1)} min) on ` +
       `${machine.nproc} × ${machine.cpuModel}, ${fmt(machine.memoryGb, 1)} GB RAM, Linux ${machine.kernel}; ` +
-      `PostgreSQL ${software.postgres}. Gateway: Node ${software.gatewayNode}, \`node dist/src/main.js\`, ` +
+      `PostgreSQL ${software.postgres}. Gateway: Node ${software.gatewayNode}, \`node dist/src/main.js\` with the node flags of \`npm run start:prod\`, ` +
       `NODE_ENV=production, LOG_LEVEL=warn, pool ${software.poolSize}, ${software.gatewaySettings}. ` +
       `PostGraphile ${software.postgraphile}: ` +
       `Node ${software.postgraphileNode}, Amber preset, grafserv/node, no GraphiQL, no watch, no explain, ` +

@@ -79,6 +79,14 @@ function gatewayEnvironment(): NodeJS.ProcessEnv {
   };
 }
 
+/** The node flags production runs the gateway with: those of package.json's start:prod. */
+function productionNodeFlags(): string[] {
+  const script: string = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).scripts['start:prod'];
+  const flags = /\bnode((?:\s+--\S+)*)\s+dist\/src\/main\.js/.exec(script)?.[1];
+  if (flags === undefined) throw new Error(`package.json's start:prod does not run node dist/src/main.js: ${script}`);
+  return flags.trim().split(/\s+/).filter(Boolean);
+}
+
 async function startGateway(
   url: string,
   name: string,
@@ -89,7 +97,7 @@ async function startGateway(
   return startServer({
     name,
     command: process.execPath,
-    args: [...nodeArgs, 'dist/src/main.js'],
+    args: [...productionNodeFlags(), ...nodeArgs, 'dist/src/main.js'],
     cwd: root,
     env: {
       ...gatewayEnvironment(),
