@@ -197,6 +197,23 @@ describe('a valid token', () => {
       .sign(testSecret);
     expect((await postGraphQL(gateway.baseUrl, { query: '{ __typename }' }, bearer(expired))).status).toBe(401);
   });
+
+  it('is refused once its time is up, though it was accepted (and its check remembered) before', async () => {
+    const exp = Math.floor(Date.now() / 1000) - 3;
+    const token = await new SignJWT({ scope: 'orders:read' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('remembered')
+      .setExpirationTime(exp)
+      .sign(testSecret);
+    const read = () => postGraphQL(gateway.baseUrl, { query: '{ orders { totalCount } }' }, bearer(token));
+    expect((await read()).status).toBe(200);
+    expect((await read()).status).toBe(200);
+    // Past exp and the 5 s of clock tolerance.
+    await new Promise((resolve) => setTimeout(resolve, (exp + 5) * 1000 - Date.now() + 250));
+    const late = await read();
+    expect(late.status).toBe(401);
+    expect(late.body.message).toBe('The token has expired.');
+  });
 });
 
 /**
