@@ -10,6 +10,7 @@ import './pothos-plugins/paging.js';
 import { type Principal, requireScope, type Scope } from './auth/scopes.js';
 import type { PrismaClient } from './db.js';
 import type { EventPublisher } from './domain/events.js';
+import type { Lookups } from './domain/lookups.js';
 import type { PetstorePubSub } from './events/bus.js';
 import type { LegacyPolicy } from './legacy.js';
 import type PrismaTypes from './generated/pothos-prisma-types.js';
@@ -21,6 +22,8 @@ export interface GraphQLContext {
   requestId: string;
   /** Who is asking: verified by the HTTP layer before GraphQL runs. */
   principal: Principal;
+  /** Single-row reads gathered across concurrent requests into one statement (src/domain/lookups.ts). */
+  lookups: Lookups;
   /** Where writes announce what they changed, after commit. */
   events: EventPublisher;
   /** Subscriptions listen here. */

@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import type { TokenVerifier } from './auth/tokens.js';
 import type { Limits, ResponseCacheSettings, TrustProxy } from './config.js';
 import type { PrismaClient } from './db.js';
+import { createLookups } from './domain/lookups.js';
 import type { EventBus } from './events/bus.js';
 import { type LegacySettings, legacyPolicy } from './legacy.js';
 import type { Logger } from './logger.js';
@@ -69,7 +70,9 @@ export function createGateway(options: GatewayOptions) {
       refusal.reason === 'brownout' ? 'legacy lookup refused: brownout' : 'legacy lookup refused: past its sunset',
     );
   });
-  const graphql = createGraphQLHandler({ ...options, legacy });
+  // One per gateway: reads of single rows by id from concurrent requests become one statement.
+  const lookups = createLookups();
+  const graphql = createGraphQLHandler({ ...options, legacy, lookups });
   const rateLimiter = createRateLimiter({
     points: options.limits.rateLimit.requests,
     windowSeconds: options.limits.rateLimit.windowSeconds,
@@ -106,7 +109,7 @@ export function createGateway(options: GatewayOptions) {
   app.use(refuseInvalidTokens());
 
   app.all(GRAPHQL_PATH, serveGraphQL(graphql));
-  app.route('/', createRestRouter({ ...options, legacy }));
+  app.route('/', createRestRouter({ ...options, legacy, lookups }));
 
   app.notFound((c) => {
     c.get('trace').errorCode = 'NOT_FOUND';

@@ -1,13 +1,14 @@
 import { z } from 'zod';
 import type { PrismaClient } from '../db.js';
 import { notFound } from '../errors.js';
+import type { Lookups } from './lookups.js';
 import type { Order, Pet, Prisma } from '../generated/prisma/client.js';
 import { validate, wholeNumberBetween } from './validation.js';
 
 /** Reads that answer with an error rather than an empty result, shared by the HTTP layers. */
 
-export async function findPetOrThrow(db: PrismaClient, id: bigint): Promise<Pet> {
-  const pet = await db.pet.findUnique({ where: { id } });
+export async function findPetOrThrow(db: PrismaClient, id: bigint, lookups: Lookups): Promise<Pet> {
+  const pet = await lookups(() => db.pet.findUnique({ where: { id } }));
   if (!pet) throw notFound(`Pet ${id} does not exist.`);
   return pet;
 }

@@ -37,7 +37,7 @@ builder.queryFields((t) => ({
     description: 'One category by its id, or null when there is none.',
     args: { id: t.arg.int64Id({ required: true, description: 'The id of the category.' }) },
     resolve: (query, _parent, args, ctx) =>
-      ctx.prisma.category.findUnique({ ...query, where: { id: args.id } }),
+      ctx.lookups(() => ctx.prisma.category.findUnique({ ...query, where: { id: args.id } })),
   }),
 }));
 

@@ -99,7 +99,7 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'One pet by its id, or null when there is none.',
     args: { id: t.arg.int64Id({ required: true, description: 'The id of the pet.' }) },
-    resolve: (query, _parent, args, ctx) => ctx.prisma.pet.findUnique({ ...query, where: { id: args.id } }),
+    resolve: (query, _parent, args, ctx) => ctx.lookups(() => ctx.prisma.pet.findUnique({ ...query, where: { id: args.id } })),
   }),
   getPetById: t.prismaField({
     type: 'Pet',
@@ -109,7 +109,7 @@ builder.queryFields((t) => ({
     args: { petId: t.arg.int64Id({ required: true, description: 'The id of the pet.' }) },
     resolve: (query, _parent, args, ctx) => {
       ctx.legacy.refuseWhenRetired(LEGACY_FIELD, { client: metricsClient(ctx.principal), requestId: ctx.requestId });
-      return ctx.prisma.pet.findUnique({ ...query, where: { id: args.petId } });
+      return ctx.lookups(() => ctx.prisma.pet.findUnique({ ...query, where: { id: args.petId } }));
     },
   }),
 }));

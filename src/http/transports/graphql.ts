@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import type { GraphQLContext } from '../../builder.js';
 import type { Limits, ResponseCacheSettings } from '../../config.js';
 import type { PrismaClient } from '../../db.js';
+import type { Lookups } from '../../domain/lookups.js';
 import type { EventBus } from '../../events/bus.js';
 import type { LegacyPolicy } from '../../legacy.js';
 import type { Logger } from '../../logger.js';
@@ -27,6 +28,8 @@ import type { GatewayEnv, RequestContext } from '../types.js';
 
 export interface GraphQLOptions {
   prisma: PrismaClient;
+  /** Single-row reads gathered across concurrent requests. */
+  lookups: Lookups;
   events: EventBus;
   metrics: Metrics;
   logger: Logger;
@@ -53,6 +56,7 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
     graphqlEndpoint: GRAPHQL_PATH,
     context: ({ requestId, principal }) => ({
       prisma: options.prisma,
+      lookups: options.lookups,
       requestId,
       principal,
       events: options.events.publisher,

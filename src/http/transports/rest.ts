@@ -3,6 +3,7 @@ import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { metricsClient, requireScope, scopes } from '../../auth/scopes.js';
 import type { PrismaClient } from '../../db.js';
 import { parseId } from '../../domain/ids.js';
+import type { Lookups } from '../../domain/lookups.js';
 import { findPetOrThrow, listOrders } from '../../domain/queries.js';
 import { DomainError, validationFailed } from '../../errors.js';
 import type { Order, Pet } from '../../generated/prisma/client.js';
@@ -23,6 +24,8 @@ import { openApiDocument } from './openapi.js';
 
 export interface RestOptions {
   prisma: PrismaClient;
+  /** Single-row reads gathered across concurrent requests. */
+  lookups: Lookups;
   logger: Logger;
   metrics: Metrics;
   legacy: LegacyPolicy;
@@ -53,7 +56,7 @@ export function createRestRouter(options: RestOptions) {
       client: metricsClient(c.get('principal')),
       requestId: c.get('requestId'),
     });
-    const pet = await findPetOrThrow(options.prisma, parseId(c.req.param('petId'), 'petId'));
+    const pet = await findPetOrThrow(options.prisma, parseId(c.req.param('petId'), 'petId'), options.lookups);
     return jsonAnswer(c, petJson(pet));
   });
   router.all('/pets/:petId', methodNotAllowed);
