@@ -8,7 +8,7 @@ import type { GraphQLFieldResolver, GraphQLResolveInfo } from 'graphql';
  * the identity of the path objects above it, so under jit a relation two
  * levels down found no plan and was loaded row by row. This plugin gives the
  * resolvers that take part in that lookup, under a compiled request, one
- * canonical path object per response path (per request, chained to its
+ * canonical path object per response path (per operation, chained to its
  * parent's), so identity means what it means under graphql-js. Requests run
  * by graphql-js, and every other field, are passed through untouched: a scalar
  * column never looks at its path, and it is most of the calls.
@@ -28,19 +28,27 @@ interface CanonicalLink {
 }
 
 /**
- * The links of the root fields of one request, kept on the request's context itself rather than in
- * a WeakMap keyed by it: the links are keys of the Prisma plugin's own weak maps, and a chain of
- * weak maps made V8's full collections pause about 60 ms (8 ms without it) under load.
+ * The links of the root fields, per operation (so per document: yoga's parse cache and jit's cache
+ * hand every request with the same text the same nodes), shared by every request of it. The
+ * Prisma plugin keeps its per-request state in weak maps keyed by these links, and remembers the
+ * key string of each link in a process-wide weak map: links made anew for every request cost it a
+ * weak-map insertion per link and row (10% of the samples of a pets page, with the collector's
+ * weak-map work on top), shared ones a lookup. The tree goes when its operation does, and grows to
+ * the response paths the operation has answered (bounded by its page sizes).
  */
-const ROOTS = Symbol('canonicalPathRoots');
-function rootsOf(context: object): Map<string | number, CanonicalLink> {
-  const holder = context as { [ROOTS]?: Map<string | number, CanonicalLink> };
-  return (holder[ROOTS] ??= new Map());
+const rootsByOperation = new WeakMap<object, Map<string | number, CanonicalLink>>();
+function rootsOf(operation: object): Map<string | number, CanonicalLink> {
+  let roots = rootsByOperation.get(operation);
+  if (!roots) {
+    roots = new Map();
+    rootsByOperation.set(operation, roots);
+  }
+  return roots;
 }
 
-function canonical(context: object, path: Path): CanonicalLink {
-  const prev = path.prev ? canonical(context, path.prev) : undefined;
-  let children = prev ? prev.children : rootsOf(context);
+function canonical(operation: object, path: Path): CanonicalLink {
+  const prev = path.prev ? canonical(operation, path.prev) : undefined;
+  let children = prev ? prev.children : rootsOf(operation);
   if (!children) {
     children = new Map();
     (prev as CanonicalLink).children = children;
@@ -62,7 +70,7 @@ export class CanonicalPathsPlugin<Types extends SchemaTypes> extends BasePlugin<
     return (parent, args, context, info) => {
       if ((context as Record<symbol, unknown>)[COMPILED_EXECUTION]) {
         // graphql-jit builds a fresh info object (and path chain) for every call: ours to change.
-        (info as { path: Path }).path = canonical(context as object, info.path) as Path;
+        (info as { path: Path }).path = canonical(info.operation, info.path) as Path;
       }
       return resolver(parent, args, context, info);
     };
