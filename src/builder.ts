@@ -88,7 +88,9 @@ export const builder = new SchemaBuilder<{
     defaultConnectionTypeOptions: { description: 'One page of a list, with its edges and where it stands.' },
     defaultEdgeTypeOptions: { description: 'One item of a page, with the cursor that points at it.' },
     defaultConnectionFieldOptions: { description: 'A page of the list.' },
-    edgesFieldOptions: { nullable: false, description: 'The items of this page, in order.' },
+    edgesFieldOptions: { nullable: false, description: 'The items of this page, in order, each with its cursor.' },
+    // `nodes` beside `edges`, as GitHub's and PostGraphile's connections have: the items without cursors.
+    nodesOnConnection: { description: 'The items of this page, in order (the nodes of edges).' },
     nodeFieldOptions: { nullable: false, description: 'The item.' },
     cursorFieldOptions: { description: 'Points at this item: pass it as after or before to page from here.' },
     pageInfoFieldOptions: { description: 'Where this page stands in the list.' },

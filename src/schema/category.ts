@@ -1,7 +1,8 @@
 import { scopes } from '../auth/scopes.js';
 import { builder } from '../builder.js';
 import { createCategory, deleteCategory, updateCategory } from '../domain/catalog.js';
-import { int64Id, pagedById, pageSizes } from './shared.js';
+import { PetConnection } from './pet.js';
+import { int64Id, pagedById, pageSizes, sharedConnection } from './shared.js';
 
 export const Category = builder.prismaObject('Category', {
   description: 'A kind of animal, such as dogs, cats or rabbits.',
@@ -15,22 +16,32 @@ export const Category = builder.prismaObject('Category', {
       resolve: (row) => row.description,
       description: 'A short description of the category.',
     }),
-    pets: t.relatedConnection('pets', {
-      description: 'The pets of this category, by id.',
-      ...pagedById,
-    }),
+    pets: t.relatedConnection(
+      'pets',
+      {
+        description: 'The pets of this category, by id.',
+        ...pagedById,
+      },
+      PetConnection,
+    ),
   }),
 });
 
+/** The list of categories. */
+const CategoryConnection = sharedConnection(Category, 'Category', 'categories');
+
 builder.queryFields((t) => ({
-  categories: t.prismaConnection({
-    type: 'Category',
-    cursor: 'id',
-    description: 'Categories by id, 20 to a page unless asked (at most 100).',
-    ...pageSizes,
-    totalCount: (_parent, _args, ctx) => ctx.prisma.category.count(),
-    resolve: (query, _parent, _args, ctx) => ctx.prisma.category.findMany({ ...query, orderBy: { id: 'asc' } }),
-  }),
+  categories: t.prismaConnection(
+    {
+      type: 'Category',
+      cursor: 'id',
+      description: 'Categories by id, 20 to a page unless asked (at most 100).',
+      ...pageSizes,
+      totalCount: (_parent, _args, ctx) => ctx.prisma.category.count(),
+      resolve: (query, _parent, _args, ctx) => ctx.prisma.category.findMany({ ...query, orderBy: { id: 'asc' } }),
+    },
+    CategoryConnection,
+  ),
   category: t.prismaField({
     type: 'Category',
     nullable: true,

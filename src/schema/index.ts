@@ -5,7 +5,6 @@ import {
   GraphQLEnumType,
   GraphQLNonNull,
   type GraphQLSchema,
-  isObjectType,
   specifiedDirectives,
 } from 'graphql';
 import { builder } from '../builder.js';
@@ -41,15 +40,6 @@ export const schema: GraphQLSchema = builder.toSchema({
   sortSchema: true,
 });
 
-// The Prisma plugin adds each connection's totalCount field with no way to
-// describe it; every field of ours has a description, so it gets one here.
-for (const type of Object.values(schema.getTypeMap())) {
-  if (!isObjectType(type) || !type.name.endsWith('Connection')) continue;
-  const totalCount = type.getFields().totalCount;
-  if (totalCount && !totalCount.description) {
-    totalCount.description = 'How many items the whole list has (with its filter), across all pages.';
-  }
-}
 
 /**
  * The schema as served: the printed one, with the legacy lookup's deprecation

@@ -3,7 +3,7 @@ import { builder } from '../builder.js';
 import { inventorySummary, type StatusTotal, updateInventory } from '../domain/stock.js';
 import type { PetStatus as PetStatusValue } from '../generated/prisma/enums.js';
 import { PetStatus } from './pet.js';
-import { int64Id, pageSizes, stability } from './shared.js';
+import { int64Id, pageSizes, sharedConnection, stability } from './shared.js';
 
 export const InventoryItem = builder.prismaObject('InventoryItem', {
   description: 'The stock of one pet.',
@@ -39,19 +39,25 @@ const InventoryFilter = builder.inputType('InventoryFilter', {
 
 const inventoryWhere = (filter?: { status?: PetStatusValue | null } | null) => (filter?.status ? { status: filter.status } : {});
 
+/** The list of inventory entries. */
+const InventoryItemConnection = sharedConnection(InventoryItem, 'InventoryItem', 'inventory entries');
+
 builder.queryFields((t) => ({
-  inventory: t.prismaConnection({
-    type: 'InventoryItem',
-    cursor: 'petId',
-    description: 'Inventory entries by pet id, 20 to a page unless asked (at most 100).',
-    ...pageSizes,
-    args: {
-      filter: t.arg({ type: InventoryFilter, required: false, description: 'Conditions the entries must meet.' }),
+  inventory: t.prismaConnection(
+    {
+      type: 'InventoryItem',
+      cursor: 'petId',
+      description: 'Inventory entries by pet id, 20 to a page unless asked (at most 100).',
+      ...pageSizes,
+      args: {
+        filter: t.arg({ type: InventoryFilter, required: false, description: 'Conditions the entries must meet.' }),
+      },
+      totalCount: (_parent, args, ctx) => ctx.prisma.inventoryItem.count({ where: inventoryWhere(args.filter) }),
+      resolve: (query, _parent, args, ctx) =>
+        ctx.prisma.inventoryItem.findMany({ ...query, where: inventoryWhere(args.filter), orderBy: { petId: 'asc' } }),
     },
-    totalCount: (_parent, args, ctx) => ctx.prisma.inventoryItem.count({ where: inventoryWhere(args.filter) }),
-    resolve: (query, _parent, args, ctx) =>
-      ctx.prisma.inventoryItem.findMany({ ...query, where: inventoryWhere(args.filter), orderBy: { petId: 'asc' } }),
-  }),
+    InventoryItemConnection,
+  ),
   inventoryItem: t.prismaField({
     type: 'InventoryItem',
     nullable: true,

@@ -2,7 +2,7 @@ import { scopes } from '../auth/scopes.js';
 import { builder } from '../builder.js';
 import { orderFilter } from '../domain/queries.js';
 import { cancelOrder, completeOrder, placeOrder } from '../domain/stock.js';
-import { int64Id, pageSizes } from './shared.js';
+import { int64Id, pageSizes, sharedConnection } from './shared.js';
 
 export const Order = builder.prismaObject('Order', {
   description: 'An order for a pet. The spec makes every field optional; here id and petId are always set.',
@@ -35,18 +35,24 @@ const OrderFilter = builder.inputType('OrderFilter', {
   }),
 });
 
+/** Every list of orders: Query.orders and Pet.orders. */
+export const OrderConnection = sharedConnection(Order, 'Order', 'orders');
+
 builder.queryFields((t) => ({
-  orders: t.prismaConnection({
-    authScopes: { scope: scopes.readOrders },
-    type: 'Order',
-    cursor: 'id',
-    description: 'Orders by id, 20 to a page unless asked (at most 100).',
-    ...pageSizes,
-    args: { filter: t.arg({ type: OrderFilter, required: false, description: 'Conditions the orders must meet.' }) },
-    totalCount: (_parent, args, ctx) => ctx.prisma.order.count({ where: orderFilter(args.filter ?? {}) }),
-    resolve: (query, _parent, args, ctx) =>
-      ctx.prisma.order.findMany({ ...query, where: orderFilter(args.filter ?? {}), orderBy: { id: 'asc' } }),
-  }),
+  orders: t.prismaConnection(
+    {
+      authScopes: { scope: scopes.readOrders },
+      type: 'Order',
+      cursor: 'id',
+      description: 'Orders by id, 20 to a page unless asked (at most 100).',
+      ...pageSizes,
+      args: { filter: t.arg({ type: OrderFilter, required: false, description: 'Conditions the orders must meet.' }) },
+      totalCount: (_parent, args, ctx) => ctx.prisma.order.count({ where: orderFilter(args.filter ?? {}) }),
+      resolve: (query, _parent, args, ctx) =>
+        ctx.prisma.order.findMany({ ...query, where: orderFilter(args.filter ?? {}), orderBy: { id: 'asc' } }),
+    },
+    OrderConnection,
+  ),
   order: t.prismaField({
     authScopes: { scope: scopes.readOrders },
     type: 'Order',

@@ -4,7 +4,8 @@ import { createPet, deletePet, updatePet } from '../domain/catalog.js';
 import { containsText } from '../domain/queries.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { DEFAULT_LEGACY_SUNSET_DATE, LEGACY_FIELD, legacyLookupDeprecation } from '../legacy.js';
-import { int64Id, pagedById, pageSizes } from './shared.js';
+import { OrderConnection } from './order.js';
+import { int64Id, pagedById, pageSizes, sharedConnection } from './shared.js';
 
 export const PetStatus = builder.enumType('PetStatus', {
   description: 'Status of a pet and of an inventory entry.',
@@ -35,13 +36,20 @@ export const Pet = builder.prismaObject('Pet', {
     }),
     category: t.relation('category', { description: 'The category the animal belongs to.' }),
     inventory: t.relation('inventory', { nullable: true, description: "The pet's stock entry, if it has one." }),
-    orders: t.relatedConnection('orders', {
-      authScopes: { scope: scopes.readOrders },
-      description: 'Orders for this pet, oldest first.',
-      ...pagedById,
-    }),
+    orders: t.relatedConnection(
+      'orders',
+      {
+        authScopes: { scope: scopes.readOrders },
+        description: 'Orders for this pet, oldest first.',
+        ...pagedById,
+      },
+      OrderConnection,
+    ),
   }),
 });
+
+/** Every list of pets: Query.pets and Category.pets. */
+export const PetConnection = sharedConnection(Pet, 'Pet', 'pets');
 
 const PetFilter = builder.inputType('PetFilter', {
   description: 'Narrows a list of pets; all given conditions must hold.',
@@ -77,23 +85,26 @@ const PetOrder = builder.inputType('PetOrder', {
 });
 
 builder.queryFields((t) => ({
-  pets: t.prismaConnection({
-    type: 'Pet',
-    cursor: 'id',
-    description: 'Pets, 20 to a page unless asked (at most 100), by id unless ordered otherwise.',
-    ...pageSizes,
-    args: {
-      filter: t.arg({ type: PetFilter, required: false, description: 'Conditions the pets must meet.' }),
-      orderBy: t.arg({ type: PetOrder, required: false, description: 'The order of the list.' }),
+  pets: t.prismaConnection(
+    {
+      type: 'Pet',
+      cursor: 'id',
+      description: 'Pets, 20 to a page unless asked (at most 100), by id unless ordered otherwise.',
+      ...pageSizes,
+      args: {
+        filter: t.arg({ type: PetFilter, required: false, description: 'Conditions the pets must meet.' }),
+        orderBy: t.arg({ type: PetOrder, required: false, description: 'The order of the list.' }),
+      },
+      totalCount: (_parent, args, ctx) => ctx.prisma.pet.count({ where: petWhere(args.filter) }),
+      resolve: (query, _parent, args, ctx) => {
+        const direction = args.orderBy?.direction ?? 'asc';
+        const orderBy: Prisma.PetOrderByWithRelationInput[] =
+          args.orderBy?.field === 'name' ? [{ name: direction }, { id: direction }] : [{ id: direction }];
+        return ctx.prisma.pet.findMany({ ...query, where: petWhere(args.filter), orderBy });
+      },
     },
-    totalCount: (_parent, args, ctx) => ctx.prisma.pet.count({ where: petWhere(args.filter) }),
-    resolve: (query, _parent, args, ctx) => {
-      const direction = args.orderBy?.direction ?? 'asc';
-      const orderBy: Prisma.PetOrderByWithRelationInput[] =
-        args.orderBy?.field === 'name' ? [{ name: direction }, { id: direction }] : [{ id: direction }];
-      return ctx.prisma.pet.findMany({ ...query, where: petWhere(args.filter), orderBy });
-    },
-  }),
+    PetConnection,
+  ),
   pet: t.prismaField({
     type: 'Pet',
     nullable: true,

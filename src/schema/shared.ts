@@ -1,4 +1,5 @@
-import type { StabilityLevel } from '../builder.js';
+import type { ObjectRef, SchemaTypes } from '@pothos/core';
+import { builder, type StabilityLevel } from '../builder.js';
 import { checkPageSize, type PageArgs, pageSize } from '../pothos-plugins/paging.js';
 
 /** Every list's page sizes: 20 unless asked, at most 100 (the arguments are checked by the paging plugin). */
@@ -39,3 +40,33 @@ export const pagedById = {
     return { orderBy: { id: 'asc' as const } };
   },
 } as const;
+
+/** The builder's own schema types. */
+type BuilderTypes = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer Types extends SchemaTypes> ? Types : never;
+
+/**
+ * The one connection type of a node type, shared by every list of it, named as Relay and the
+ * APIs people know name them: `PetConnection` with `PetEdge`, for `Query.pets` and
+ * `Category.pets` alike. Each has `edges`, `nodes` (the relay plugin's `nodesOnConnection`),
+ * `pageInfo` and `totalCount`. The Prisma plugin gives the connection its total either counted
+ * with the page (a relation's `_count`) or as a function (a root list's count query), run only
+ * when `totalCount` is asked for.
+ */
+export function sharedConnection<Node extends object>(node: ObjectRef<BuilderTypes, Node>, name: string, items: string) {
+  return builder.connectionObject({
+    type: node,
+    name: `${name}Connection`,
+    description: `One page of a list of ${items}, with its edges, its nodes and where it stands.`,
+    fields: (t) => ({
+      totalCount: t.int({
+        description: 'How many items the whole list has (with its filter), across all pages.',
+        // Tells the Prisma plugin a request selecting only this needs no rows.
+        extensions: { pothosPrismaTotalCount: true },
+        resolve: (connection) => {
+          const { totalCount } = connection as { totalCount?: number | (() => number | Promise<number>) };
+          return typeof totalCount === 'function' ? totalCount() : (totalCount ?? 0);
+        },
+      }),
+    }),
+  });
+}

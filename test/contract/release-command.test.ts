@@ -35,6 +35,13 @@ async function baselineCopy(name: string, edit: (sdl: string) => string): Promis
 const release = (dir: string, ...args: string[]) => npmRun('contract:release', ['--dir', dir, ...args], {}, 120_000);
 const read = async (dir: string, file: string) => readFile(path.join(dir, file), 'utf8');
 const releasedVersion = async (dir: string) => JSON.parse(await read(dir, 'release.json')).version as string;
+/** The version of contract/ (the last release) and the next minor and major after it. */
+const versions = async () => {
+  const current = await releasedVersion(CONTRACT_DIR);
+  const [major = 0, minor = 0] = current.split('.').map(Number);
+  return { current, minor: `${major}.${minor + 1}.0`, major: `${major + 1}.0.0` };
+};
+const escaped = (version: string) => version.replaceAll('.', '\\.');
 
 describe('npm run contract:release', () => {
   it('releases an addition as a minor version, baseline and version together', async () => {
@@ -42,45 +49,50 @@ describe('npm run contract:release', () => {
     const dir = await baselineCopy('addition', (sdl) =>
       editSdl(sdl, /\n {2}"""The id of the category the animal belongs to\."""\n {2}categoryId: ID!/, ''),
     );
+    const { current, minor } = await versions();
     const released = await releasedVersion(dir);
     const result = await release(dir);
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toMatch(/Released 1\.1\.0 \(minor; was 1\.0\.0\)/);
+    expect(result.stdout).toContain(`Released ${minor} (minor; was ${current})`);
     expect(result.stdout).toContain("[addition] GraphQL Pet.categoryId: Field 'categoryId' was added to object type 'Pet'");
-    expect(released).toBe('1.0.0');
-    expect(await releasedVersion(dir)).toBe('1.1.0');
-    expect(JSON.parse(await read(dir, 'openapi.json')).info.version).toBe('1.1.0');
+    expect(released).toBe(current);
+    expect(await releasedVersion(dir)).toBe(minor);
+    expect(JSON.parse(await read(dir, 'openapi.json')).info.version).toBe(minor);
     expect(await read(dir, 'schema.graphql')).toBe(await read(projectRoot, 'schema.graphql').then((text) => (text.endsWith('\n') ? text : `${text}\n`)));
     const changelog = await read(dir, 'CHANGELOG.md');
-    expect(changelog.indexOf('## 1.1.0')).toBeLessThan(changelog.indexOf('## 1.0.0'));
-    const entry = changelog.slice(changelog.indexOf('## 1.1.0'), changelog.indexOf('## 1.0.0'));
-    expect(entry).toMatch(/^## 1\.1\.0 \(\d{4}-\d{2}-\d{2}, minor\)\n/);
+    expect(changelog.indexOf(`## ${minor}`)).toBeLessThan(changelog.indexOf(`## ${current}`));
+    const entry = changelog.slice(changelog.indexOf(`## ${minor}`), changelog.indexOf(`## ${current}`));
+    expect(entry).toMatch(new RegExp(`^## ${escaped(minor)} \\(\\d{4}-\\d{2}-\\d{2}, minor\\)\\n`));
     // With whatever else is not released yet: the entry lists everything the release moves.
     expect(entry).toMatch(/\nAdded:\n(- .*\n)*- GraphQL Pet\.categoryId: Field 'categoryId' was added to object type 'Pet'\n/);
     expect(entry).not.toContain('Breaking:');
 
     const again = await release(dir);
     expect(again.code).toBe(0);
-    expect(again.stdout).toContain('Nothing to release: both contracts are as released in 1.1.0.');
+    expect(again.stdout).toContain(`Nothing to release: both contracts are as released in ${minor}.`);
   });
 
   it('refuses a breaking release unless told --breaking, then makes a new major', async () => {
     // The released schema had a field the code no longer has.
+    const { current, major } = await versions();
     const dir = await baselineCopy('breaking', (sdl) => editSdl(sdl, 'type Pet {\n', 'type Pet {\n  """Its nickname."""\n  nickname: String\n'));
     const refused = await release(dir);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain('These changes break callers of 1.0.0, so the release is 2.0.0:');
+    expect(refused.stderr).toContain(`These changes break callers of ${current}, so the release is ${major}:`);
     expect(refused.stderr).toContain("[breaking] GraphQL Pet.nickname: Field 'nickname' was removed from object type 'Pet'");
     expect(refused.stderr).toContain('--breaking');
-    expect(await releasedVersion(dir)).toBe('1.0.0');
+    expect(await releasedVersion(dir)).toBe(current);
 
-    const tooSmall = await release(dir, '--breaking', '--version', '1.5.0');
+    const small = `${current.split('.')[0]}.5.0`;
+    const tooSmall = await release(dir, '--breaking', '--version', small);
     expect(tooSmall.code).toBe(1);
-    expect(tooSmall.stderr).toContain('1.5.0 is too small: these changes need a major release, 2.0.0 or later.');
+    expect(tooSmall.stderr).toContain(`${small} is too small: these changes need a major release, ${major} or later.`);
 
     const done = await release(dir, '--breaking');
     expect(done.code, done.stderr).toBe(0);
-    expect(await releasedVersion(dir)).toBe('2.0.0');
-    expect(await read(dir, 'CHANGELOG.md')).toMatch(/## 2\.0\.0 \(\d{4}-\d{2}-\d{2}, major\)\n\nBreaking:\n- GraphQL Pet\.nickname: Field 'nickname' was removed/);
+    expect(await releasedVersion(dir)).toBe(major);
+    expect(await read(dir, 'CHANGELOG.md')).toMatch(
+      new RegExp(`## ${escaped(major)} \\(\\d{4}-\\d{2}-\\d{2}, major\\)\\n\\nBreaking:\\n- GraphQL Pet\\.nickname: Field 'nickname' was removed`),
+    );
   });
 });
