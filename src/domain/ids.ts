@@ -15,15 +15,13 @@ export function parseId(value: string | number, field = 'id'): bigint {
     throw validationFailed(field, `${field} must be a whole number written as a string above 2^53, got ${value}.`);
   }
   const text = String(value).trim();
-  if (!/^\d{1,19}$/.test(text)) {
+  // One rule, one message, whichever way a value breaks it: not a number, or a number out of range.
+  const id = /^\d{1,19}$/.test(text) ? BigInt(text) : 0n;
+  if (id < 1n || id > MAX_INT64) {
     throw validationFailed(
       field,
-      `${field} must be a positive whole number (an int64 id), got "${String(value).slice(0, 40)}".`,
+      `${field} must be a whole number from 1 to ${MAX_INT64} (an int64 id), got "${String(value).slice(0, 40)}".`,
     );
-  }
-  const id = BigInt(text);
-  if (id < 1n || id > MAX_INT64) {
-    throw validationFailed(field, `${field} must be between 1 and ${MAX_INT64}.`);
   }
   return id;
 }

@@ -182,8 +182,8 @@ describe('errors of GET /store/orders', () => {
     ['offset=2147483648', 'offset must be a whole number from 0 to 2147483647'],
     ['offset=x', 'offset must be a whole number from 0 to 2147483647'],
     ['complete=yes', 'complete must be true or false, got "yes".'],
-    ['petId=abc', 'petId must be a positive whole number (an int64 id), got "abc".'],
-    ['petId=0', 'petId must be between 1 and 9223372036854775807.'],
+    ['petId=abc', 'petId must be a whole number from 1 to 9223372036854775807 (an int64 id), got "abc".'],
+    ['petId=0', 'petId must be a whole number from 1 to 9223372036854775807 (an int64 id), got "0".'],
     ['limit=1&limit=2', 'limit may be given only once, got 2 values.'],
   ])('answers 400 VALIDATION_FAILED naming the parameter for %s', async (query, message) => {
     expectValidationError(await rest.get(`/store/orders?${query}`), message);

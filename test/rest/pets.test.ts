@@ -116,11 +116,12 @@ describe('HEAD and conditional requests', () => {
 
 describe('errors of GET /pets/{petId}', () => {
   it.each([
-    ['abc', 'petId must be a positive whole number (an int64 id), got "abc".'],
-    ['0', 'petId must be between 1 and 9223372036854775807.'],
-    ['9223372036854775808', 'petId must be between 1 and 9223372036854775807.'],
-    ['-1', 'petId must be a positive whole number (an int64 id), got "-1".'],
-    ['1.5', 'petId must be a positive whole number (an int64 id), got "1.5".'],
+    ['abc', 'petId must be a whole number from 1 to 9223372036854775807 (an int64 id), got "abc".'],
+    ['0', 'petId must be a whole number from 1 to 9223372036854775807 (an int64 id), got "0".'],
+    ['9223372036854775808', 'petId must be a whole number from 1 to 9223372036854775807 (an int64 id), got "9223372036854775808".'],
+    ['99999999999999999999', 'petId must be a whole number from 1 to 9223372036854775807 (an int64 id), got "99999999999999999999".'],
+    ['-1', 'petId must be a whole number from 1 to 9223372036854775807 (an int64 id), got "-1".'],
+    ['1.5', 'petId must be a whole number from 1 to 9223372036854775807 (an int64 id), got "1.5".'],
   ])('answers 400 VALIDATION_FAILED naming petId for %s', async (petId, message) => {
     const response = await rest.get(`/pets/${petId}`);
     expectError(response, 'VALIDATION_FAILED', 400);
