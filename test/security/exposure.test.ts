@@ -93,6 +93,22 @@ describe('GraphiQL', () => {
     expect(none.status).toBe(406);
     expect(none.body).toMatchObject({ code: 'NOT_ACCEPTABLE', status: 406, requestId: none.headers.get('x-request-id') });
   });
+
+  it('when off, a browser that opens /graphql is told why there is no page, in the documented error shape', async () => {
+    const browser = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
+    const answer = await send<GraphQLAnswer>(closed.baseUrl, '/graphql', { headers: { accept: browser } });
+    expect(answer.status).toBe(400);
+    expect(answer.headers.get('content-type')).toMatch(/^application\/json/);
+    const error = answer.body.errors?.[0];
+    expect(error?.message).toContain('GraphiQL is not served here (GRAPHIQL=false, the default in production)');
+    expect(error?.extensions).toMatchObject({ code: 'VALIDATION_FAILED', status: 400 });
+    expect(answer.body.extensions).toMatchObject({ requestId: answer.headers.get('x-request-id') });
+    // A query in the URL is still answered, and where GraphiQL is on the browser gets the page.
+    const query = await send<GraphQLAnswer>(closed.baseUrl, `/graphql?query=${encodeURIComponent('{ __typename }')}`, { headers: { accept: browser } });
+    expect(query.body).toMatchObject({ data: { __typename: 'Query' } });
+    const page = await send(open.baseUrl, '/graphql', { headers: { accept: browser } });
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+  });
 });
 
 describe('CORS_ORIGINS', () => {

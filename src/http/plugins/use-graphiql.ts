@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import type { Plugin } from 'graphql-yoga';
+import { DomainError, refusalBody } from '../../errors.js';
+import type { RequestContext } from '../types.js';
 
 /**
  * GraphiQL at GET /graphql for a browser (Accept: text/html): the page
@@ -45,7 +47,37 @@ export function graphiqlContentSecurityPolicy(html: string): string {
   ].join('; ');
 }
 
-export function useGraphiQL(endpoint: string, options: GraphiQLOptions): Plugin {
+// Whether an Accept header also takes a JSON answer, as a browser's does (text/html, …, any type at q=0.8).
+const TAKES_JSON = /\*\/\*|application\/(graphql-response\+)?json/;
+
+/**
+ * GET /graphql from a browser: GraphiQL when `served`; otherwise, for a browser that sent no query, a
+ * VALIDATION_FAILED that says GraphiQL is off on purpose, rather than yoga's bare "Must provide query string.".
+ */
+export function useGraphiQL(endpoint: string, options: GraphiQLOptions, served = true): Plugin<object, RequestContext> {
+  if (!served) {
+    return {
+      onRequest({ request, url, fetchAPI, endResponse, serverContext }) {
+        if (request.method !== 'GET' || url.searchParams.has('query')) return;
+        const accept = request.headers.get('accept') ?? '';
+        if (!accept.includes('text/html') || !TAKES_JSON.test(accept)) return;
+        if (url.pathname !== endpoint && url.pathname !== `${endpoint}/`) return;
+        const error = new DomainError(
+          'VALIDATION_FAILED',
+          `No GraphQL query in this request. GraphiQL is not served here (GRAPHIQL=false, the default in production); ` +
+            `send a query with POST ${endpoint}, or with GET ${endpoint}?query=….`,
+        );
+        if (serverContext?.trace) serverContext.trace.errorCode = error.code;
+        const body = refusalBody(error, serverContext?.requestId, true);
+        endResponse(
+          new fetchAPI.Response(JSON.stringify(body), {
+            status: 400,
+            headers: { 'Content-Type': 'application/json; charset=utf-8' },
+          }),
+        );
+      },
+    };
+  }
   let page: Promise<{ html: string; policy: string }> | undefined;
   // Loaded on the first GraphiQL page only: the package holds GraphiQL's whole bundle as
   // JavaScript strings (about 30 MB of heap), which a gateway without GraphiQL never needs.

@@ -116,7 +116,8 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
             }),
           ]
         : []),
-      ...(options.graphiql ? [useGraphiQL(GRAPHQL_PATH, { title: 'Petstore GraphQL gateway' })] : []),
+      // Off, it still tells a browser why it gets no page.
+      useGraphiQL(GRAPHQL_PATH, { title: 'Petstore GraphQL gateway' }, options.graphiql),
     ],
   });
 }
