@@ -5,7 +5,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createEmptyDatabase, dropDatabase } from '../support/database.js';
-import { freePort, npmRun, postGraphQL, startGateway, stopAll } from '../support/processes.js';
+import { freePort, npmRun, postGraphQL, run, startGateway, stopAll } from '../support/processes.js';
 
 /**
  * The real server process, started as `npm start` starts it
@@ -77,9 +77,10 @@ describe('npm start on the embedded default (no DATABASE_URL)', () => {
       'mutation { createCategory(input: { name: "Fish", description: "Written before the restart." }) { name } }';
     const anonymous = await postGraphQL(cold.url, createFish);
     expect(anonymous.body.errors?.[0]).toMatchObject({ extensions: { code: 'UNAUTHENTICATED', status: 401 } });
-    const minted = await npmRun('token', ['--scope', 'catalog:write'], { DATA_DIR: dataDir });
+    // As the README shows it, TOKEN=$(npm run -s token -- …): the output is the token and nothing else.
+    const minted = await run('npm', ['run', '-s', 'token', '--', '--scope', 'catalog:write'], { DATA_DIR: dataDir });
     expect(minted.code, minted.stderr).toBe(0);
-    const token = minted.stdout.trim().split('\n').at(-1)!;
+    const token = minted.stdout.replace(/\n$/, '');
     expect(token).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
 
     // A write made now must survive the restart.
