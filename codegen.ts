@@ -24,7 +24,9 @@ const config: CodegenConfig = {
         enumsAsTypes: true,
         useTypeImports: true,
       },
-      presetConfig: { fragmentMasking: false },
+      // persisted-documents.json: the trusted-documents manifest a frontend ships with its build
+      // (sha256 of each document's text -> the text), as TRUSTED_DOCUMENTS reads it.
+      presetConfig: { fragmentMasking: false, persistedDocuments: { hashAlgorithm: 'sha256' } },
     },
   },
 };

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import proxyAddr from '@fastify/proxy-addr';
 import { z } from 'zod';
@@ -119,6 +121,12 @@ const environmentSchema = z.object({
   RESPONSE_CACHE_MAX_ENTRIES: wholeNumber('RESPONSE_CACHE_MAX_ENTRIES', 1, 1_000_000).default(1_000),
   BODY_LIMIT_BYTES: wholeNumber('BODY_LIMIT_BYTES', 1_024, 10_485_760).default(102_400),
   GRAPHQL_COMPILE_AFTER_USES: wholeNumber('GRAPHQL_COMPILE_AFTER_USES', 0, 1_000_000).default(2),
+  TRUSTED_DOCUMENTS: z
+    .enum(['off', 'allow', 'require'], {
+      error: 'TRUSTED_DOCUMENTS must be off, allow (trusted document ids and full text) or require (trusted document ids only)',
+    })
+    .default('off'),
+  TRUSTED_DOCUMENTS_MANIFESTS: z.string().optional(),
   MAX_DEPTH: wholeNumber('MAX_DEPTH', 1, 100).default(12),
   MAX_ALIASES: wholeNumber('MAX_ALIASES', 1, 1_000).default(20),
   MAX_TOKENS: wholeNumber('MAX_TOKENS', 10, 100_000).default(2_000),
@@ -264,6 +272,8 @@ export interface Config {
   corsOrigins: string[];
   /** Compile a query with graphql-jit from its n-th use on (the 2nd by default); graphql-js only when absent (0). */
   compiledExecution: { afterUses: number } | undefined;
+  /** Which GraphQL documents are accepted (TRUSTED_DOCUMENTS) and the manifests' documents by id. */
+  trustedDocuments: TrustedDocumentsSettings;
   /** Where the client's address comes from, for rate limits (TRUST_PROXY). */
   trustProxy: TrustProxy;
   /** /metrics on a port of its own (METRICS_PORT), else on the API's; and the token it asks for. */
@@ -300,6 +310,51 @@ function legacySettings(settings: z.output<typeof environmentSchema>): LegacySet
   return { sunsetDate: settings.LEGACY_SUNSET_DATE, afterSunset: settings.LEGACY_AFTER_SUNSET, brownouts: windows };
 }
 
+/**
+ * Trusted documents: `off` runs any document; `allow` also takes a document by its id (a manifest's, or
+ * one registered by Apollo's automatic persisted queries); `require` runs only the manifests' documents,
+ * sent by id. `documents`: document id (`sha256:<hex of the text>`) -> the document's text.
+ */
+export interface TrustedDocumentsSettings {
+  mode: 'off' | 'allow' | 'require';
+  documents: ReadonlyMap<string, string>;
+}
+
+const DOCUMENT_ID = /^sha256:[0-9a-f]{64}$/;
+
+/** Reads the manifests GraphQL Code Generator's client preset writes (persisted-documents.json), checking each entry. */
+function trustedDocuments(settings: z.output<typeof environmentSchema>): TrustedDocumentsSettings | string[] {
+  const mode = settings.TRUSTED_DOCUMENTS;
+  const files = (settings.TRUSTED_DOCUMENTS_MANIFESTS ?? '').split(',').map((file) => file.trim()).filter(Boolean);
+  if (mode === 'require' && files.length === 0) {
+    return ['TRUSTED_DOCUMENTS=require needs TRUSTED_DOCUMENTS_MANIFESTS: the manifest files of the documents to accept'];
+  }
+  const documents = new Map<string, string>();
+  const problems: string[] = [];
+  for (const file of files) {
+    let manifest: unknown;
+    try {
+      manifest = JSON.parse(readFileSync(path.resolve(file), 'utf8'));
+    } catch (error) {
+      problems.push(`TRUSTED_DOCUMENTS_MANIFESTS: ${file} cannot be read as JSON (${(error as Error).message})`);
+      continue;
+    }
+    if (!manifest || typeof manifest !== 'object' || Array.isArray(manifest)) {
+      problems.push(`TRUSTED_DOCUMENTS_MANIFESTS: ${file} must be a JSON object of document ids and their text`);
+      continue;
+    }
+    for (const [id, text] of Object.entries(manifest)) {
+      const hash = typeof text === 'string' ? createHash('sha256').update(text).digest('hex') : undefined;
+      if (!DOCUMENT_ID.test(id) || hash === undefined || id !== `sha256:${hash}`) {
+        problems.push(`TRUSTED_DOCUMENTS_MANIFESTS: in ${file}, ${id.slice(0, 80)} is not sha256:<the SHA-256 of its document's text>`);
+        break;
+      }
+      documents.set(id, text as string);
+    }
+  }
+  return problems.length > 0 ? problems : { mode, documents };
+}
+
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
     super(`Invalid configuration:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
@@ -318,8 +373,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const settings = parsed.data;
   const auth = authSettings(settings);
   const legacy = legacySettings(settings);
-  const problems = [...(Array.isArray(auth) ? auth : []), ...(Array.isArray(legacy) ? legacy : [])];
-  if (Array.isArray(auth) || Array.isArray(legacy)) throw new ConfigError(problems);
+  const trusted = trustedDocuments(settings);
+  const problems = [
+    ...(Array.isArray(auth) ? auth : []),
+    ...(Array.isArray(legacy) ? legacy : []),
+    ...(Array.isArray(trusted) ? trusted : []),
+  ];
+  if (Array.isArray(auth) || Array.isArray(legacy) || Array.isArray(trusted)) throw new ConfigError(problems);
   const embedded = settings.DATABASE_URL === undefined;
   const production = settings.NODE_ENV === 'production';
   const shutdownDrainMs = settings.SHUTDOWN_DRAIN_MS ?? (production ? 5_000 : 0);
@@ -377,6 +437,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         : undefined,
     introspection: settings.INTROSPECTION ?? !production,
     trustProxy: settings.TRUST_PROXY ?? false,
+    trustedDocuments: trusted,
     compiledExecution:
       settings.GRAPHQL_COMPILE_AFTER_USES > 0 ? { afterUses: settings.GRAPHQL_COMPILE_AFTER_USES } : undefined,
     metrics: { port: settings.METRICS_PORT, token: settings.METRICS_TOKEN, clientClaim: settings.METRICS_CLIENT_CLAIM },

@@ -129,6 +129,10 @@ const gateway = createGateway({
   corsOrigins: config.corsOrigins,
   trustProxy: config.trustProxy,
   compiledExecution: config.compiledExecution,
+  trustedDocuments:
+    config.trustedDocuments.mode === 'off'
+      ? undefined
+      : { mode: config.trustedDocuments.mode, documents: config.trustedDocuments.documents },
   databaseOutage,
   redisHealth,
   metricsEndpoint: { ownPort: config.metrics.port !== undefined, token: config.metrics.token },

@@ -22,6 +22,7 @@ import { createGraphQLHandler, serveGraphQL } from './http/transports/graphql.js
 import { metricsRoutes, operationsRoutes } from './http/transports/operations.js';
 import { createRestRouter } from './http/transports/rest.js';
 import { serveGraphQLOverWebSocket } from './http/transports/websocket.js';
+import type { TrustedDocumentsOptions } from './http/plugins/use-trusted-documents.js';
 import type { GatewayEnv } from './http/types.js';
 import type { Metrics } from './observability/metrics.js';
 import type { OutageLog } from './observability/outages.js';
@@ -52,6 +53,8 @@ export interface GatewayOptions {
   legacy: LegacySettings;
   /** Compile documents seen `afterUses` times with graphql-jit (GRAPHQL_JIT); graphql-js for all when absent. */
   compiledExecution?: { afterUses: number };
+  /** Which documents are run (TRUSTED_DOCUMENTS); any when absent. */
+  trustedDocuments?: TrustedDocumentsOptions;
 }
 
 /**
@@ -130,6 +133,7 @@ export function createGateway(options: GatewayOptions) {
         logger,
         maxMessageBytes: options.limits.bodyBytes,
         refuseOverLimit: (principal, request) => rateLimiter.refusalFor(rateLimitClient(principal, addressOf(request))),
+        trustedDocuments: options.trustedDocuments,
       }),
     /** /metrics alone, for METRICS_PORT. */
     metricsApp: metricsRoutes({ ...options, metricsToken: options.metricsEndpoint?.token }),

@@ -11,6 +11,7 @@ import type { LegacyAfterSunset } from '../../src/legacy.js';
 import { createEventBus } from '../../src/events/bus.js';
 import { createLogger } from '../../src/logger.js';
 import { createMetrics } from '../../src/observability/metrics.js';
+import type { TrustedDocumentsOptions } from '../../src/http/plugins/use-trusted-documents.js';
 import { createGateway } from '../../src/server.js';
 import { createMigratedDatabase, dropDatabase } from './database.js';
 
@@ -67,6 +68,8 @@ export interface GatewayTestOptions {
    * their second use on); `false` runs everything on graphql-js.
    */
   compiledExecution?: { afterUses: number } | false;
+  /** Which documents are run (TRUSTED_DOCUMENTS); any by default. */
+  trustedDocuments?: TrustedDocumentsOptions;
 }
 
 /** The HS256 key of every test gateway; tests mint their tokens with it. */
@@ -123,6 +126,7 @@ export function useTestGateway(options: GatewayTestOptions = {}): TestGateway {
       responseCache: options.responseCache,
       trustProxy: options.trustProxy,
       compiledExecution: options.compiledExecution === false ? undefined : (options.compiledExecution ?? { afterUses: 1 }),
+      trustedDocuments: options.trustedDocuments,
     });
     const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
       const listening = serve({ fetch: gatewayParts.app.fetch, hostname: '127.0.0.1', port: 0 }, () =>

@@ -22,6 +22,7 @@ import { useRequestDeadline } from '../plugins/use-request-deadline.js';
 import { useAnonymousResponseCache } from '../plugins/use-response-cache.js';
 import { useRoundedIdRefusal } from '../plugins/use-rounded-id-refusal.js';
 import { useSubscriptionTokenExpiry } from '../plugins/use-subscription-token-expiry.js';
+import { type TrustedDocumentsOptions, useTrustedDocuments } from '../plugins/use-trusted-documents.js';
 import { useVariablePageCost } from '../plugins/use-variable-page-cost.js';
 import { GRAPHQL_PATH } from '../routes.js';
 import type { GatewayEnv, RequestContext } from '../types.js';
@@ -44,6 +45,8 @@ export interface GraphQLOptions {
   databaseOutage?: Pick<OutageLog, 'failed'>;
   /** Compile documents seen `afterUses` times with graphql-jit; graphql-js for all when absent. */
   compiledExecution?: { afterUses: number };
+  /** Which documents are run (TRUSTED_DOCUMENTS); any when absent. */
+  trustedDocuments?: TrustedDocumentsOptions;
 }
 
 export type GraphQLHandler = YogaServerInstance<RequestContext, GraphQLContext>;
@@ -78,6 +81,8 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
     logging: options.logger,
     landingPage: false,
     batching: { limit: options.limits.maxBatch },
+    // A trusted document is named by the GraphQL-over-HTTP draft's documentId parameter.
+    ...(options.trustedDocuments ? { extraParamNames: ['documentId'] } : {}),
     // The HTTP layer refuses bodies over the limit before they reach yoga (limitBody), by
     // Content-Length or by counting a chunked body; yoga's own check would pipe every body
     // through one more stream.
@@ -90,6 +95,7 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
         countError,
         databaseOutage: options.databaseOutage,
       }),
+      ...(options.trustedDocuments ? [useTrustedDocuments(options.trustedDocuments)] : []),
       useQueryLimits(options.limits, options.introspection),
       useVariablePageCost(options.limits.maxCost),
       useRoundedIdRefusal(),

@@ -6,8 +6,10 @@ import { type Extra, useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { anonymous, type Principal } from '../../auth/scopes.js';
 import type { TokenVerifier } from '../../auth/tokens.js';
+import type { TrustedDocumentsSettings } from '../../config.js';
 import { DomainError, maskedInternalError, toGraphQLError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
+import { untrustedDocument } from '../plugins/use-trusted-documents.js';
 import { bearerToken, requestIdFrom } from '../request.js';
 import type { GraphQLHandler } from './graphql.js';
 
@@ -24,6 +26,8 @@ export interface WebSocketOptions {
   maxMessageBytes?: number;
   /** Counts each operation against the caller's rate limit: the RATE_LIMITED error when over it. */
   refuseOverLimit?: (principal: Principal, upgrade: IncomingMessage) => Promise<DomainError | undefined>;
+  /** Which documents are run (TRUSTED_DOCUMENTS); any when absent. */
+  trustedDocuments?: TrustedDocumentsSettings;
 }
 
 /**
@@ -37,7 +41,7 @@ export interface WebSocketOptions {
 export function serveGraphQLOverWebSocket(
   server: Server,
   yoga: GraphQLHandler,
-  { verifyToken, logger, maxMessageBytes, refuseOverLimit }: WebSocketOptions,
+  { verifyToken, logger, maxMessageBytes, refuseOverLimit, trustedDocuments }: WebSocketOptions,
 ) {
   const sockets = new WebSocketServer({ server, path: yoga.graphqlEndpoint, maxPayload: maxMessageBytes });
   // The connections open now, so close() can tell when their operations have completed.
@@ -83,6 +87,8 @@ export function serveGraphQLOverWebSocket(
     // Each operation counts as one HTTP request would, against the same limit.
     const overLimit = await refuseOverLimit?.(principal, ctx.extra.request);
     if (overLimit) return [toGraphQLError(overLimit)];
+    const untrusted = trustedDocuments && untrustedDocument(trustedDocuments, params.query);
+    if (untrusted) return [toGraphQLError(untrusted)];
     const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
       ...ctx,
       req: ctx.extra.request,

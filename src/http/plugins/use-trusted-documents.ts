@@ -1,0 +1,103 @@
+import { createHash } from 'node:crypto';
+import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
+import type { GraphQLParams, Plugin } from 'graphql-yoga';
+import { LRUCache } from 'lru-cache';
+import type { TrustedDocumentsSettings } from '../../config.js';
+import { DomainError, toGraphQLError } from '../../errors.js';
+
+/**
+ * Trusted documents (TRUSTED_DOCUMENTS), with yoga's persisted-operations plugin:
+ *
+ * - `require`: only the documents of the manifests a frontend shipped with its build
+ *   (GraphQL Code Generator's persisted-documents.json), sent by id (or as their exact text); any
+ *   other text is FORBIDDEN and an unknown id PERSISTED_QUERY_NOT_FOUND. Over WebSocket too.
+ * - `allow`: ids or full text. An id is looked up in the manifests, then among the documents
+ *   registered by Apollo's automatic persisted queries: a client sends the hash alone, gets
+ *   PERSISTED_QUERY_NOT_FOUND for an unknown one, and sends it again with the text, which is
+ *   checked against the hash and kept (least recently used first out, `registeredLimit` at most).
+ *
+ * An id is the GraphQL-over-HTTP draft's `documentId` (`sha256:<hex>`) or Apollo's
+ * `extensions.persistedQuery.sha256Hash` (`<hex>`, version 1).
+ */
+export interface TrustedDocumentsOptions extends TrustedDocumentsSettings {
+  mode: 'allow' | 'require';
+  /** Documents registered through automatic persisted queries that are kept (allow mode). */
+  registeredLimit?: number;
+}
+
+type Params = GraphQLParams & { documentId?: unknown };
+
+/** The document id a request names, as `sha256:<hex>`, if any. */
+function documentIdOf(params: Params): string | null {
+  if (typeof params.documentId === 'string') return params.documentId;
+  const persisted = (params.extensions as { persistedQuery?: { version?: unknown; sha256Hash?: unknown } } | undefined)
+    ?.persistedQuery;
+  if (persisted?.version === 1 && typeof persisted.sha256Hash === 'string') return `sha256:${persisted.sha256Hash}`;
+  return null;
+}
+
+const hashOf = (text: string) => `sha256:${createHash('sha256').update(text).digest('hex')}`;
+
+const onlyTrusted = () =>
+  new DomainError(
+    'FORBIDDEN',
+    'Only trusted documents are run here (TRUSTED_DOCUMENTS=require): send the id of a document of the ' +
+      'deployed manifests (documentId), or its exact text.',
+  );
+
+/**
+ * For transports that always carry a document's text (graphql-ws): under `require`, the text must be
+ * one of the manifests' documents, else FORBIDDEN. Undefined when the document may run.
+ */
+export function untrustedDocument({ mode, documents }: TrustedDocumentsSettings, text: string): DomainError | undefined {
+  return mode === 'require' && !documents.has(hashOf(text)) ? onlyTrusted() : undefined;
+}
+
+const refusal = (code: 'FORBIDDEN' | 'PERSISTED_QUERY_NOT_FOUND' | 'VALIDATION_FAILED', message: string) => () =>
+  toGraphQLError(new DomainError(code, message));
+
+export function useTrustedDocuments({ mode, documents, registeredLimit = 1000 }: TrustedDocumentsOptions): Plugin {
+  const registered = new LRUCache<string, string>({ max: registeredLimit });
+  return {
+    onPluginInit({ addPlugin }) {
+      addPlugin({
+        // Before the persisted-operations plugin: an automatic persisted query that brings its text
+        // registers it, once the text is shown to have the hash it claims.
+        onParams({ params, setParams }) {
+          if (typeof params.query !== 'string') return;
+          const id = documentIdOf(params as Params);
+          const hash = hashOf(params.query);
+          if (mode === 'require') {
+            // A manifest's document sent as text is as trusted as by id: run by its id.
+            if (documents.has(hash)) setParams({ ...params, query: undefined, documentId: hash } as GraphQLParams);
+            return;
+          }
+          if (id === null) return;
+          if (hash !== id) {
+            throw toGraphQLError(
+              new DomainError('VALIDATION_FAILED', `The document's SHA-256 is ${hash}, not the ${id} the request names.`),
+            );
+          }
+          registered.set(id, params.query);
+        },
+      });
+      addPlugin(
+        usePersistedOperations({
+          allowArbitraryOperations: mode === 'allow',
+          extractPersistedOperationId: (params) => documentIdOf(params as Params),
+          getPersistedOperation: (id) => documents.get(id) ?? (mode === 'allow' ? (registered.get(id) ?? null) : null),
+          customErrors: {
+            notFound: refusal(
+              'PERSISTED_QUERY_NOT_FOUND',
+              mode === 'allow'
+                ? 'PersistedQueryNotFound: no document has this id; send it again with its text (query).'
+                : 'PersistedQueryNotFound: no trusted document has this id; deploy the manifest that has it.',
+            ),
+            persistedQueryOnly: () => toGraphQLError(onlyTrusted()),
+            keyNotFound: refusal('VALIDATION_FAILED', 'Must provide a query, or the id of a trusted document (documentId).'),
+          },
+        }),
+      );
+    },
+  };
+}
