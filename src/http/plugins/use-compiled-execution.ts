@@ -26,11 +26,12 @@ export function useCompiledExecution({ afterUses, countExecution }: CompiledExec
   const uses = new WeakMap<DocumentNode, number>();
   // Queries only: jit's executor takes no abort signal, so a mutation could not be stopped at the
   // request's deadline (useRequestDeadline), and a subscription's events are few.
-  // Introspection, rare and answered by graphql-js' own resolvers, is left to graphql-js too.
-  const introspects = new WeakMap<DocumentNode, boolean>();
+  // Introspection, rare and answered by graphql-js' own resolvers, is left to graphql-js too, and so
+  // are documents with @defer or @stream.
+  const graphqlJsOnly = new WeakMap<DocumentNode, boolean>();
   const compilable = (document: DocumentNode, operationName: string | null | undefined) => {
     if (getOperationAST(document, operationName)?.operation !== 'query') return false;
-    let found = introspects.get(document);
+    let found = graphqlJsOnly.get(document);
     if (found === undefined) {
       found = false;
       visit(document, {
@@ -41,8 +42,16 @@ export function useCompiledExecution({ afterUses, countExecution }: CompiledExec
           }
           return undefined;
         },
+        // graphql-jit knows no incremental delivery: @defer and @stream are graphql-js'.
+        Directive(node) {
+          if (node.name.value === 'defer' || node.name.value === 'stream') {
+            found = true;
+            return BREAK;
+          }
+          return undefined;
+        },
       });
-      introspects.set(document, found);
+      graphqlJsOnly.set(document, found);
     }
     return !found;
   };

@@ -129,10 +129,14 @@ export function useAnonymousResponseCache(options: ResponseCacheOptions): Plugin
     : answers;
   // No subject and no scope: what such a caller sees is what every anonymous caller sees.
   const isAnonymous = ({ principal }: GraphQLContext) => principal.subject === undefined && principal.scopes.size === 0;
+  // An answer delivered in parts (@defer, @stream) is not kept: the cache would keep its first part
+  // alone and serve that as the whole answer. (A directive's name may follow its @ after blanks; a
+  // false match, in a string or comment, only leaves an answer uncached.)
+  const isIncremental = ({ params }: YogaInitialContext) => /@\s*(defer|stream)\b/.test(params.query ?? '');
   const cache = useResponseCache<YogaInitialContext & GraphQLContext & RequestContext>({
     cache: counted,
     ttl: options.ttlMs,
-    enabled: isAnonymous,
+    enabled: (context) => isAnonymous(context) && !isIncremental(context),
     session: () => null,
     // Writes move the generation instead (below): entity invalidation cannot see lists a
     // new pet joins, nor answers without entities.

@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Redis } from 'ioredis';
 import type { GraphQLContext } from '../../builder.js';
@@ -96,6 +97,8 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
         databaseOutage: options.databaseOutage,
       }),
       ...(options.trustedDocuments ? [useTrustedDocuments(options.trustedDocuments)] : []),
+      // @defer and @stream, answered incrementally over multipart/mixed and SSE.
+      useDeferStream(),
       useQueryLimits(options.limits, options.introspection),
       useVariablePageCost(options.limits.maxCost),
       useRoundedIdRefusal(),
