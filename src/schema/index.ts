@@ -1,4 +1,4 @@
-import { MapperKind, mapSchema } from '@graphql-tools/utils';
+import { GraphQLDeferDirective, GraphQLStreamDirective, MapperKind, mapSchema } from '@graphql-tools/utils';
 import {
   DirectiveLocation,
   GraphQLDirective,
@@ -36,7 +36,8 @@ const stabilityDirective = new GraphQLDirective({
 
 // graphql-js' own directives (@include, @skip, @deprecated…) too: a schema given a list has only those.
 export const schema: GraphQLSchema = builder.toSchema({
-  directives: [...specifiedDirectives, stabilityDirective],
+  // @defer and @stream, which yoga's defer-stream plugin serves, belong to the schema clients validate against.
+  directives: [...specifiedDirectives, GraphQLDeferDirective, GraphQLStreamDirective, stabilityDirective],
   sortSchema: true,
 });
 
