@@ -32,7 +32,10 @@ function documentIdOf(params: Params): string | null {
   if (typeof params.documentId === 'string') return params.documentId;
   const persisted = (params.extensions as { persistedQuery?: { version?: unknown; sha256Hash?: unknown } } | undefined)
     ?.persistedQuery;
-  if (persisted?.version === 1 && typeof persisted.sha256Hash === 'string') return `sha256:${persisted.sha256Hash}`;
+  // Plain hex as Apollo sends it, or already prefixed as GraphQL Code Generator's ids are.
+  if (persisted?.version === 1 && typeof persisted.sha256Hash === 'string') {
+    return persisted.sha256Hash.startsWith('sha256:') ? persisted.sha256Hash : `sha256:${persisted.sha256Hash}`;
+  }
   return null;
 }
 
@@ -46,11 +49,19 @@ const onlyTrusted = () =>
   );
 
 /**
- * For transports that always carry a document's text (graphql-ws): under `require`, the text must be
- * one of the manifests' documents, else FORBIDDEN. Undefined when the document may run.
+ * The text of a graphql-ws operation: a manifest document named by id (`documentId` or Apollo's
+ * persistedQuery hash in its extensions, the text then left empty), else the text it carries, which
+ * under `require` must be a manifest document's. A DomainError when it may not run.
  */
-export function untrustedDocument({ mode, documents }: TrustedDocumentsSettings, text: string): DomainError | undefined {
-  return mode === 'require' && !documents.has(hashOf(text)) ? onlyTrusted() : undefined;
+export function webSocketDocument(
+  { mode, documents }: TrustedDocumentsSettings,
+  payload: { query: string; extensions?: unknown; documentId?: unknown },
+): string | DomainError {
+  const id = documentIdOf({ ...payload, extensions: payload.extensions as GraphQLParams['extensions'] });
+  if (id !== null && payload.query === '') {
+    return documents.get(id) ?? new DomainError('PERSISTED_QUERY_NOT_FOUND', 'PersistedQueryNotFound: no trusted document has this id.');
+  }
+  return mode === 'require' && !documents.has(hashOf(payload.query)) ? onlyTrusted() : payload.query;
 }
 
 const refusal = (code: 'FORBIDDEN' | 'PERSISTED_QUERY_NOT_FOUND' | 'VALIDATION_FAILED', message: string) => () =>

@@ -9,7 +9,7 @@ import type { TokenVerifier } from '../../auth/tokens.js';
 import type { TrustedDocumentsSettings } from '../../config.js';
 import { DomainError, maskedInternalError, toGraphQLError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
-import { untrustedDocument } from '../plugins/use-trusted-documents.js';
+import { webSocketDocument } from '../plugins/use-trusted-documents.js';
 import { bearerToken, requestIdFrom } from '../request.js';
 import type { GraphQLHandler } from './graphql.js';
 
@@ -87,8 +87,8 @@ export function serveGraphQLOverWebSocket(
     // Each operation counts as one HTTP request would, against the same limit.
     const overLimit = await refuseOverLimit?.(principal, ctx.extra.request);
     if (overLimit) return [toGraphQLError(overLimit)];
-    const untrusted = trustedDocuments && untrustedDocument(trustedDocuments, params.query);
-    if (untrusted) return [toGraphQLError(untrusted)];
+    const query = trustedDocuments ? webSocketDocument(trustedDocuments, params) : params.query;
+    if (query instanceof DomainError) return [toGraphQLError(query)];
     const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
       ...ctx,
       req: ctx.extra.request,
@@ -99,7 +99,7 @@ export function serveGraphQLOverWebSocket(
     });
     let document: ReturnType<typeof parse>;
     try {
-      document = parse(params.query);
+      document = parse(query);
     } catch (error) {
       // A syntax error fails this operation (an `error` message), not the whole connection.
       if (error instanceof GraphQLError) return [error];

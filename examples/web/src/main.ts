@@ -1,0 +1,112 @@
+import { Client, fetchExchange, subscriptionExchange } from '@urql/core';
+import { persistedExchange } from '@urql/exchange-persisted';
+import { createClient as createWebSocketClient } from 'graphql-ws';
+import { OrderOne, PetsPage, StockChanges } from './documents.js';
+
+/**
+ * A small typed web client of the Petstore gateway: pets page by page with their stock, an order
+ * button (with a token), and stock kept live by a subscription. Operations are sent by their id in
+ * the trusted-documents manifest, never as text, so it works against TRUSTED_DOCUMENTS=require.
+ *
+ * Settings come from the page's address: ?gateway=http://127.0.0.1:4000&token=<bearer token>.
+ */
+const settings = new URLSearchParams(location.search);
+const gateway = settings.get('gateway') ?? 'http://127.0.0.1:4000';
+const token = settings.get('token');
+const authorization: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
+
+/** The manifest id GraphQL Code Generator gave a document. */
+const idOf = (document: unknown) => (document as { __meta__?: { hash?: string } }).__meta__?.hash ?? '';
+
+const webSocket = createWebSocketClient({ url: `${gateway.replace(/^http/, 'ws')}/graphql`, connectionParams: authorization });
+
+const client = new Client({
+  url: `${gateway}/graphql`,
+  fetchOptions: { headers: authorization },
+  preferGetMethod: false,
+  exchanges: [
+    persistedExchange({ enforcePersistedQueries: true, enableForMutation: true, generateHash: async (_query, document) => idOf(document) }),
+    fetchExchange,
+    subscriptionExchange({
+      forwardSubscription: (request, operation) => ({
+        subscribe: (sink) => ({
+          // The id instead of the text, as over HTTP.
+          unsubscribe: webSocket.subscribe(
+            { query: '', variables: request.variables, extensions: { persistedQuery: { version: 1, sha256Hash: idOf(operation.query) } } },
+            sink,
+          ),
+        }),
+      }),
+    }),
+  ],
+});
+
+const rows = document.querySelector<HTMLTableSectionElement>('#pets')!;
+const status = document.querySelector<HTMLParagraphElement>('#status')!;
+const next = document.querySelector<HTMLButtonElement>('#next')!;
+const previous = document.querySelector<HTMLButtonElement>('#previous')!;
+/** The cursors of the pages before the one shown. */
+const cursors: Array<string | null> = [];
+let current: string | null = null;
+let endCursor: string | null = null;
+
+function say(text: string, error = false) {
+  status.textContent = text;
+  status.className = error ? 'error' : '';
+}
+
+function showStock(petId: string, quantity: number | undefined, petStatus?: string) {
+  const row = rows.querySelector<HTMLTableRowElement>(`tr[data-pet="${petId}"]`);
+  if (!row) return;
+  row.querySelector('.stock')!.textContent = quantity === undefined ? '—' : String(quantity);
+  if (petStatus) row.querySelector('.status')!.textContent = petStatus;
+}
+
+async function load(after: string | null) {
+  const result = await client.query(PetsPage, { after }, { requestPolicy: 'network-only' }).toPromise();
+  if (result.error || !result.data) return say(result.error?.message ?? 'No answer', true);
+  const { pets } = result.data;
+  current = after;
+  endCursor = pets.pageInfo.endCursor ?? null;
+  rows.replaceChildren(
+    ...pets.nodes.map((pet) => {
+      const row = document.createElement('tr');
+      row.dataset.pet = pet.id;
+      const order = document.createElement('button');
+      order.textContent = 'Order 1';
+      order.addEventListener('click', () => void placeOrder(pet.id, pet.name));
+      row.append(
+        Object.assign(document.createElement('td'), { textContent: pet.name }),
+        Object.assign(document.createElement('td'), { textContent: pet.status ?? '', className: 'status' }),
+        Object.assign(document.createElement('td'), { textContent: String(pet.inventory?.quantity ?? '—'), className: 'stock' }),
+        Object.assign(document.createElement('td'), {}),
+      );
+      row.lastElementChild!.append(order);
+      return row;
+    }),
+  );
+  next.disabled = !pets.pageInfo.hasNextPage;
+  previous.disabled = cursors.length === 0;
+  say(`${pets.totalCount} pets; page ${cursors.length + 1}.`);
+}
+
+async function placeOrder(petId: string, name: string) {
+  const result = await client.mutation(OrderOne, { petId }).toPromise();
+  if (result.error || !result.data) return say(result.error?.message ?? 'No answer', true);
+  const { pet } = result.data.placeOrder;
+  showStock(pet.id, pet.inventory?.quantity, pet.status ?? undefined);
+  say(`Ordered one ${name}: order ${result.data.placeOrder.id}.`);
+}
+
+next.addEventListener('click', () => {
+  cursors.push(current);
+  void load(endCursor);
+});
+previous.addEventListener('click', () => void load(cursors.pop() ?? null));
+
+client.subscription(StockChanges, {}).subscribe((result) => {
+  const change = result.data?.inventoryChanged;
+  if (change) showStock(change.petId, change.quantity, change.status);
+});
+
+void load(null);

@@ -1,0 +1,136 @@
+import { existsSync } from 'node:fs';
+import { mkdir, readFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  baseUrlOf,
+  cleanUp,
+  migratedDatabase,
+  processToken,
+  startProcess,
+} from '../support/operations.js';
+import { type GatewayProcess, projectRoot, run } from '../support/processes.js';
+
+/**
+ * The typed web client in examples/web, as a frontend team builds and ships it: GraphQL Code
+ * Generator types its documents and writes its trusted-documents manifest, Vite builds it, a static
+ * server serves it, and headless Chromium drives it against a real gateway process that runs only
+ * that manifest's documents (TRUSTED_DOCUMENTS=require) and lets the app's origin in (CORS_ORIGINS).
+ * The list renders page by page, an order lowers the stock on screen, and the subscription brings
+ * the new stock to a second page. Screenshots go to test/web/screenshots/.
+ */
+
+const CHROMIUM = '/usr/bin/chromium';
+const haveChromium = existsSync(CHROMIUM);
+if (!haveChromium && process.env.CI) {
+  throw new Error(`${CHROMIUM} is missing in CI: .ci/run should have installed Debian's chromium.`);
+}
+if (!haveChromium) console.warn(`SKIPPED the example app's browser test: ${CHROMIUM} is missing (apt-get install chromium).`);
+
+const example = path.join(projectRoot, 'examples/web');
+const screenshots = path.join(projectRoot, 'test/web/screenshots');
+let staticServer: Server | undefined;
+let appUrl: string;
+let gateway: GatewayProcess | undefined;
+let browser: Browser | undefined;
+let token: string;
+
+/** Serves the built app (examples/web/dist), as any static host would. */
+async function serveApp(): Promise<string> {
+  const dist = path.join(example, 'dist');
+  staticServer = createServer(async (request, response) => {
+    const file = path.join(dist, new URL(request.url ?? '/', 'http://x').pathname.replace(/^\/$/, '/index.html'));
+    try {
+      const body = await readFile(file);
+      const type = file.endsWith('.js') ? 'text/javascript' : file.endsWith('.html') ? 'text/html' : 'application/octet-stream';
+      response.writeHead(200, { 'content-type': type }).end(body);
+    } catch {
+      response.writeHead(404).end();
+    }
+  });
+  await new Promise<void>((resolve) => staticServer!.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(staticServer.address() as AddressInfo).port}`;
+}
+
+beforeAll(async () => {
+  if (!haveChromium) return;
+  // Build as the frontend would: typed documents and manifest, then the bundle.
+  for (const [command, args] of [
+    ['npx', ['graphql-codegen', '--config', 'examples/web/codegen.ts']],
+    ['npx', ['tsc', '-p', 'examples/web']],
+    ['npx', ['vite', 'build', '--config', 'examples/web/vite.config.ts']],
+  ] as const) {
+    const built = await run(command, [...args], {}, 120_000);
+    expect(built.code, `${command} ${args.join(' ')}:\n${built.stdout}${built.stderr}`).toBe(0);
+  }
+  const origin = await serveApp();
+  const database = await migratedDatabase();
+  const category = await database.prisma.category.create({ data: { name: 'Dogs' } });
+  for (let i = 1; i <= 7; i++) {
+    const pet = await database.prisma.pet.create({ data: { name: `Dog ${i}`, categoryId: category.id } });
+    await database.prisma.inventoryItem.create({ data: { petId: pet.id, quantity: 3, status: 'available' } });
+  }
+  gateway = await startProcess(database.url, {
+    TRUSTED_DOCUMENTS: 'require',
+    TRUSTED_DOCUMENTS_MANIFESTS: path.join(example, 'src/gql/persisted-documents.json'),
+    CORS_ORIGINS: origin,
+  });
+  token = await processToken(['orders:write']);
+  appUrl = `${origin}/?gateway=${encodeURIComponent(baseUrlOf(gateway))}&token=${encodeURIComponent(token)}`;
+  await mkdir(screenshots, { recursive: true });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}, 240_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await gateway?.stop();
+  await new Promise((resolve) => (staticServer ? staticServer.close(resolve) : resolve(undefined)));
+  await cleanUp();
+});
+
+async function openApp(): Promise<Page> {
+  const page = await (await browser!.newContext()).newPage();
+  await page.goto(appUrl);
+  await page.locator('tr[data-pet]').first().waitFor({ timeout: 30_000 });
+  return page;
+}
+
+const stockOf = (page: Page, name: string) => page.locator('tr', { hasText: name }).locator('.stock');
+
+describe.skipIf(!haveChromium)('the example web app, in Chromium, against a gateway that runs only its documents', () => {
+  it('lists pets page by page with their stock, orders, and updates a second page live', async () => {
+    const first = await openApp();
+    await expect.poll(() => first.locator('tr[data-pet] td:first-child').allTextContents()).toEqual(
+      ['Dog 1', 'Dog 2', 'Dog 3', 'Dog 4', 'Dog 5'],
+    );
+    expect(await stockOf(first, 'Dog 1').textContent()).toBe('3');
+    expect(await first.locator('#status').textContent()).toBe('7 pets; page 1.');
+    await first.screenshot({ path: path.join(screenshots, '1-list.png') });
+
+    await first.locator('#next').click();
+    await expect.poll(() => first.locator('tr[data-pet] td:first-child').allTextContents()).toEqual(['Dog 6', 'Dog 7']);
+    await first.locator('#previous').click();
+    await expect.poll(() => first.locator('tr[data-pet] td:first-child').allTextContents()).toHaveLength(5);
+
+    // A second page, subscribed to stock changes.
+    const second = await openApp();
+    // Give its subscription a moment to be set up on the gateway before the order.
+    await expect.poll(async () => (await fetch(`${baseUrlOf(gateway!)}/metrics`).then((r) => r.text())).match(/^petstore_open_subscriptions (\d+)/m)?.[1]).toBe('2');
+
+    expect(await stockOf(second, 'Dog 2').textContent()).toBe('3');
+    await first.locator('tr', { hasText: 'Dog 2' }).locator('button').click();
+    await expect.poll(() => stockOf(first, 'Dog 2').textContent()).toBe('2');
+    await expect.poll(() => first.locator('#status').textContent()).toMatch(/^Ordered one Dog 2: order \d+\.$/);
+    await first.screenshot({ path: path.join(screenshots, '2-ordered.png') });
+    await expect.poll(() => stockOf(second, 'Dog 2').textContent(), { timeout: 10_000 }).toBe('2');
+    expect(await stockOf(second, 'Dog 1').textContent()).toBe('3');
+    await second.screenshot({ path: path.join(screenshots, '3-second-page-updated.png') });
+  });
+});
