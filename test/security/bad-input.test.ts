@@ -97,6 +97,14 @@ describe('bodies that are not GraphQL requests', () => {
     });
     expect(answer.status).toBe(405);
     expectDocumentedError(answer, 'METHOD_NOT_ALLOWED');
+    expect(answer.headers.get('allow')).toBe('GET, POST');
+    expect(await gateway.prisma.category.count({ where: { name: 'Put' } })).toBe(0);
+  });
+
+  it("PUT, as graphql-sse's single connection mode sends it, is told that only distinct connections are served", async () => {
+    const answer = await send<GraphQLAnswer>(gateway.baseUrl, '/graphql', { method: 'PUT', headers: bearer(token) });
+    expect(answer.status).toBe(405);
+    expect(answer.body.errors?.[0]?.message).toContain("graphql-sse's distinct connections mode only");
   });
 });
 

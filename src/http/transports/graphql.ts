@@ -12,6 +12,7 @@ import type { LegacyPolicy } from '../../legacy.js';
 import type { Logger } from '../../logger.js';
 import type { Metrics } from '../../observability/metrics.js';
 import type { OutageLog } from '../../observability/outages.js';
+import { DomainError } from '../../errors.js';
 import { servedSchema } from '../../schema/index.js';
 import { useCompiledExecution } from '../plugins/use-compiled-execution.js';
 import { useDeprecationNotice } from '../plugins/use-deprecation-notice.js';
@@ -25,6 +26,7 @@ import { useRoundedIdRefusal } from '../plugins/use-rounded-id-refusal.js';
 import { useSubscriptionTokenExpiry } from '../plugins/use-subscription-token-expiry.js';
 import { type TrustedDocumentsOptions, useTrustedDocuments } from '../plugins/use-trusted-documents.js';
 import { useVariablePageCost } from '../plugins/use-variable-page-cost.js';
+import { refusal } from '../refusal.js';
 import { GRAPHQL_PATH } from '../routes.js';
 import type { GatewayEnv, RequestContext } from '../types.js';
 
@@ -142,6 +144,19 @@ const WHOLE_ANSWER = /^application\/(graphql-response\+)?json\b/;
  */
 export function serveGraphQL(yoga: GraphQLHandler) {
   return async (c: Context<GatewayEnv>) => {
+    if (c.req.method === 'PUT') {
+      // What graphql-sse's single connection mode sends first, to reserve its stream: say so.
+      c.header('Allow', 'GET, POST');
+      return refusal(
+        c,
+        new DomainError(
+          'METHOD_NOT_ALLOWED',
+          'PUT is not served here: Server-Sent Events are served in graphql-sse\'s distinct connections mode only ' +
+            '(one request per operation; createClient\'s default, singleConnection: false), not its single connection ' +
+            'mode, which reserves a stream with PUT. /graphql answers GET and POST.',
+        ),
+      );
+    }
     const response = await yoga.fetch(c.req.raw, {
       requestId: c.get('requestId'),
       principal: c.get('principal'),
