@@ -3,7 +3,6 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import proxyAddr from '@fastify/proxy-addr';
 import { z } from 'zod';
-import type { DatabaseTimeouts } from './db.js';
 import {
   DEFAULT_LEGACY_AFTER_SUNSET,
   DEFAULT_LEGACY_SUNSET_DATE,
@@ -11,6 +10,16 @@ import {
   type LegacySettings,
   parseBrownouts,
 } from './legacy.js';
+
+/** Time bounds of every call to PostgreSQL (src/db.ts); each is a setting. */
+export interface DatabaseTimeouts {
+  /** Connecting, and waiting for a pooled connection (pg's connectionTimeoutMillis bounds both). */
+  connectTimeoutMs: number;
+  /** How long the client waits for the answer to one statement before it gives the connection up. */
+  queryTimeoutMs: number;
+  /** Requests that may wait for a pooled connection at once; beyond, they are refused at once. */
+  maxWaiting: number;
+}
 
 /** Distinct SQL texts each database connection prepares unless DATABASE_PREPARED_STATEMENTS says otherwise. */
 export const DEFAULT_PREPARED_STATEMENTS = 500;

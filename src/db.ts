@@ -1,19 +1,9 @@
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
-import { DEFAULT_PREPARED_STATEMENTS } from './config.js';
+import { type DatabaseTimeouts, DEFAULT_PREPARED_STATEMENTS } from './config.js';
 import { PrismaClient } from './generated/prisma/client.js';
 
 export type { PrismaClient } from './generated/prisma/client.js';
-
-/** Time bounds of every call to PostgreSQL; each is a setting (see src/config.ts). */
-export interface DatabaseTimeouts {
-  /** Connecting, and waiting for a pooled connection (pg's connectionTimeoutMillis bounds both). */
-  connectTimeoutMs: number;
-  /** How long the client waits for the answer to one statement before it gives the connection up. */
-  queryTimeoutMs: number;
-  /** Requests that may wait for a pooled connection at once; beyond, they are refused at once. */
-  maxWaiting: number;
-}
 
 export interface DatabaseOptions {
   url: string;
