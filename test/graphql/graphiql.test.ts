@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumAvailable, launchChromium } from '../support/browser.js';
 import { useTestGateway } from '../support/gateway.js';
 
 /**
@@ -10,18 +10,7 @@ import { useTestGateway } from '../support/gateway.js';
  * @graphql-yoga/render-graphiql bundle), never from a CDN.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
-const haveChromium = existsSync(CHROMIUM);
-// CI installs Chromium (.ci/run); there a missing browser is a failure, not a skip.
-if (!haveChromium && process.env.CI) {
-  throw new Error(`${CHROMIUM} is missing in CI: .ci/run should have installed Debian's chromium.`);
-}
-if (!haveChromium) {
-  console.warn(
-    `SKIPPED the GraphiQL browser test: ${CHROMIUM} is missing. Install it with ` +
-      '`apt-get update && apt-get install -y chromium` (.ci/run does, so it runs in CI).',
-  );
-}
+const haveChromium = chromiumAvailable('the GraphiQL browser test');
 
 const gateway = useTestGateway();
 let browser: Browser | undefined;
@@ -33,19 +22,7 @@ beforeAll(async () => {
     data: { name: 'Seen in GraphiQL', description: 'Written by the test.' },
   });
   categoryId = String(category.id);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

@@ -1,9 +1,8 @@
-import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   baseUrlOf,
@@ -12,6 +11,7 @@ import {
   processToken,
   startProcess,
 } from '../support/operations.js';
+import { chromiumAvailable, launchChromium } from '../support/browser.js';
 import { type GatewayProcess, projectRoot, run } from '../support/processes.js';
 
 /**
@@ -23,12 +23,7 @@ import { type GatewayProcess, projectRoot, run } from '../support/processes.js';
  * the new stock to a second page. Screenshots go to test/web/screenshots/.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium && process.env.CI) {
-  throw new Error(`${CHROMIUM} is missing in CI: .ci/run should have installed Debian's chromium.`);
-}
-if (!haveChromium) console.warn(`SKIPPED the example app's browser test: ${CHROMIUM} is missing (apt-get install chromium).`);
+const haveChromium = chromiumAvailable("the example app's browser test");
 
 const example = path.join(projectRoot, 'examples/web');
 const screenshots = path.join(projectRoot, 'test/web/screenshots');
@@ -81,11 +76,7 @@ beforeAll(async () => {
   token = await processToken(['orders:write']);
   appUrl = `${origin}/?gateway=${encodeURIComponent(baseUrlOf(gateway))}&token=${encodeURIComponent(token)}`;
   await mkdir(screenshots, { recursive: true });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 }, 240_000);
 
 afterAll(async () => {
