@@ -93,7 +93,10 @@ const environmentSchema = z.object({
   DATABASE_CONNECT_TIMEOUT_MS: wholeNumber('DATABASE_CONNECT_TIMEOUT_MS', 100, 600_000).default(5_000),
   DATABASE_QUERY_TIMEOUT_MS: wholeNumber('DATABASE_QUERY_TIMEOUT_MS', 100, 600_000).optional(),
   DATABASE_MAX_WAITING: wholeNumber('DATABASE_MAX_WAITING', 0, 100_000).default(50),
-  DATABASE_PREPARED_STATEMENTS: wholeNumber('DATABASE_PREPARED_STATEMENTS', 0, 10_000).default(DEFAULT_PREPARED_STATEMENTS),
+  DATABASE_PREPARED_STATEMENTS: wholeNumber('DATABASE_PREPARED_STATEMENTS', 0, 10_000).optional(),
+  DATABASE_POOLER: z
+    .enum(['none', 'pgbouncer'], { error: 'DATABASE_POOLER must be none or pgbouncer (PgBouncer in transaction pooling mode)' })
+    .default('none'),
   REQUEST_TIMEOUT_MS: wholeNumber('REQUEST_TIMEOUT_MS', 100, 600_000).default(10_000),
   SHUTDOWN_GRACE_MS: wholeNumber('SHUTDOWN_GRACE_MS', 0, 600_000).default(10_000),
   SHUTDOWN_DRAIN_MS: wholeNumber('SHUTDOWN_DRAIN_MS', 0, 600_000).optional(),
@@ -260,6 +263,12 @@ export interface Config {
   databasePoolSize: number;
   /** Distinct SQL statements each connection prepares (names); 0 for none, as PgBouncer before 1.21 needs. */
   databasePreparedStatements: number;
+  /**
+   * `pgbouncer`: PostgreSQL is reached through PgBouncer in transaction pooling mode, which keeps no session
+   * state: no startup parameters (the statement timeout is the database's own setting) and, by default, no
+   * prepared statements.
+   */
+  databasePooler: 'none' | 'pgbouncer';
   migrateOnStart: boolean;
   dataDir: string;
   logLevel: string;
@@ -402,7 +411,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseUrl: settings.DATABASE_URL,
     // PGlite runs one query at a time; more connections would only queue.
     databasePoolSize: settings.DATABASE_POOL_SIZE ?? (embedded ? 1 : 10),
-    databasePreparedStatements: settings.DATABASE_PREPARED_STATEMENTS,
+    databasePreparedStatements:
+      settings.DATABASE_PREPARED_STATEMENTS ?? (settings.DATABASE_POOLER === 'pgbouncer' ? 0 : DEFAULT_PREPARED_STATEMENTS),
+    databasePooler: settings.DATABASE_POOLER,
     // The embedded database is ours to keep current; a real server is migrated on request.
     migrateOnStart: flags.includes('--migrate') || (settings.MIGRATE_ON_START ?? embedded),
     dataDir: path.resolve(settings.DATA_DIR),

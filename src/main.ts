@@ -71,10 +71,21 @@ const { prisma, pool } = createDatabase({
   url: databaseUrl,
   poolSize: config.databasePoolSize,
   preparedStatements: config.databasePreparedStatements,
-  statementTimeoutMs: config.limits.statementTimeoutMs,
+  // PgBouncer refuses startup parameters: there the timeout is the database's own setting (checked below).
+  statementTimeoutMs: config.databasePooler === 'pgbouncer' ? undefined : config.limits.statementTimeoutMs,
   timeouts: config.limits.database,
   onConnect: () => databaseOutage.recovered(),
 });
+if (config.databasePooler === 'pgbouncer') {
+  // Behind PgBouncer nothing per session can be set, so say so when PostgreSQL would let statements run unbounded.
+  const shown = await prisma.$queryRaw<Array<{ statement_timeout: string }>>`SHOW statement_timeout`.catch(() => []);
+  if (shown[0]?.statement_timeout === '0') {
+    logger.warn(
+      { setting: 'DATABASE_STATEMENT_TIMEOUT_MS' },
+      "behind PgBouncer the statement timeout is the database's own, and it is off: set it with ALTER ROLE … SET statement_timeout",
+    );
+  }
+}
 // The embedded database gets the demo data once: on its first start, or on the
 // first start after `npm run db:migrate` created it (a real server never).
 if (embedded && !embedded.demoDataLoaded) {

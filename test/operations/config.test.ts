@@ -39,6 +39,12 @@ describe('loadConfig', () => {
     });
   });
 
+  it('prepares 500 statements per connection, none behind PgBouncer unless told', () => {
+    expect(loadConfig({}).databasePreparedStatements).toBe(500);
+    expect(loadConfig({ DATABASE_POOLER: 'pgbouncer' })).toMatchObject({ databasePooler: 'pgbouncer', databasePreparedStatements: 0 });
+    expect(loadConfig({ DATABASE_POOLER: 'pgbouncer', DATABASE_PREPARED_STATEMENTS: '200' }).databasePreparedStatements).toBe(200);
+  });
+
   it('leaves a real server’s migrations to db:migrate unless asked, by setting or by --migrate', () => {
     const env = { DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/petstore' };
     expect(loadConfig(env)).toMatchObject({
@@ -83,6 +89,7 @@ describe('loadConfig', () => {
     [{ MIGRATE_ON_START: 'yes' }, 'MIGRATE_ON_START must be true or false'],
     [{ DATABASE_POOL_SIZE: '0' }, 'DATABASE_POOL_SIZE must be a whole number from 1 to 100'],
     [{ DATABASE_PREPARED_STATEMENTS: '-1' }, 'DATABASE_PREPARED_STATEMENTS must be a whole number from 0 to 10000'],
+    [{ DATABASE_POOLER: 'pgpool' }, 'DATABASE_POOLER must be none or pgbouncer'],
     [{ NODE_ENV: 'staging' }, 'NODE_ENV must be development, test or production'],
   ])('refuses %j, naming the setting and what it accepts', (env, message) => {
     const error = problemsWith(env);
