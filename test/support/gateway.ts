@@ -96,11 +96,16 @@ export function useTestGateway(options: GatewayTestOptions = {}): TestGateway {
 
   beforeAll(async () => {
     const database = await createMigratedDatabase(inject('templateDatabase'));
+    // Through PgBouncer (TEST_THROUGH_PGBOUNCER=1) as DATABASE_POOLER=pgbouncer configures it: no prepared statements.
+    const bouncerPort = inject('pgbouncerPort');
+    const gatewayUrl = new URL(database.url);
+    if (bouncerPort) gatewayUrl.port = String(bouncerPort);
     const gatewayPrisma = createPrismaClient({
-      url: database.url,
+      url: gatewayUrl.toString(),
       poolSize: 10,
       logQueries: true,
       statementTimeoutMs: options.statementTimeoutMs,
+      ...(bouncerPort ? { preparedStatements: 0 } : {}),
     });
     gatewayPrisma.$on('query', (event) => gateway.statements.push(event.query));
     const prisma = createPrismaClient({ url: database.url, poolSize: 4 });
