@@ -1,7 +1,7 @@
 import type { TestProject } from 'vitest/node';
 import { applyPendingMigrations } from '../../src/migrations/migrations.js';
 import { databaseUrl, dropDatabase, uniqueName, withAdmin } from './database.js';
-import { startPgBouncer } from './pgbouncer.js';
+import { pgbouncerAvailable, startPgBouncer } from './pgbouncer.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -22,7 +22,9 @@ export default async function setup(project: TestProject) {
   await withAdmin((admin) => admin.query(`CREATE DATABASE "${template}"`));
   await applyPendingMigrations(databaseUrl(template));
   project.provide('templateDatabase', template);
-  const bouncer = process.env.TEST_THROUGH_PGBOUNCER ? await startPgBouncer() : undefined;
+  // Without PgBouncer (outside CI, which installs it) the pass runs straight on PostgreSQL, and says so.
+  const throughBouncer = Boolean(process.env.TEST_THROUGH_PGBOUNCER) && pgbouncerAvailable('the pass through PgBouncer');
+  const bouncer = throughBouncer ? await startPgBouncer() : undefined;
   project.provide('pgbouncerPort', bouncer ? Number(new URL(bouncer.urlOf('postgres')).port) : undefined);
   return async () => {
     await bouncer?.stop();
