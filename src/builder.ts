@@ -8,7 +8,7 @@ import './pothos-plugins/canonical-paths.js';
 import './pothos-plugins/int64-ids.js';
 import './pothos-plugins/paging.js';
 import { type Principal, requireScope, type Scope } from './auth/scopes.js';
-import type { PrismaClient } from './db.js';
+import type { PrismaClient } from './database/client.js';
 import type { EventPublisher } from './domain/events.js';
 import type { Lookups } from './domain/lookups.js';
 import type { PetstorePubSub } from './events/bus.js';

@@ -11,7 +11,7 @@ import {
   parseBrownouts,
 } from './legacy.js';
 
-/** Time bounds of every call to PostgreSQL (src/db.ts); each is a setting. */
+/** Time bounds of every call to PostgreSQL (src/database/client.ts); each is a setting. */
 export interface DatabaseTimeouts {
   /** Connecting, and waiting for a pooled connection (pg's connectionTimeoutMillis bounds both). */
   connectTimeoutMs: number;

@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import { tokenKeys } from './auth/keys.js';
 import { createTokenVerifier } from './auth/tokens.js';
 import { ConfigError, loadConfig, redisOptions } from './config.js';
-import { createDatabase } from './db.js';
+import { createDatabase } from './database/client.js';
 import { createEventBus } from './events/bus.js';
 import { checkReadiness } from './observability/health.js';
 import { createMetrics, watchPool } from './observability/metrics.js';

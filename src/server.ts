@@ -4,7 +4,7 @@ import { cors } from 'hono/cors';
 import type { Redis } from 'ioredis';
 import type { TokenVerifier } from './auth/tokens.js';
 import type { Limits, ResponseCacheSettings, TrustProxy } from './config.js';
-import type { PrismaClient } from './db.js';
+import type { PrismaClient } from './database/client.js';
 import { createLookups } from './domain/lookups.js';
 import type { EventBus } from './events/bus.js';
 import { type LegacySettings, legacyPolicy } from './legacy.js';

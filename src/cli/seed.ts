@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig } from '../config.js';
-import { createPrismaClient } from '../db.js';
+import { createPrismaClient } from '../database/client.js';
 import { startEmbeddedPostgres } from '../embedded-postgres.js';
 import { applyPendingMigrations } from '../migrations/migrations.js';
 import { seedDemoData } from '../seed/demo-data.js';

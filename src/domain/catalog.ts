@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { PrismaClient } from '../db.js';
+import type { PrismaClient } from '../database/client.js';
 import { conflict, notFound } from '../errors.js';
 import type { Category, Pet, Prisma } from '../generated/prisma/client.js';
 import type { PetStatus } from '../generated/prisma/enums.js';

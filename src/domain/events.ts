@@ -1,4 +1,4 @@
-import type { PrismaClient } from '../db.js';
+import type { PrismaClient } from '../database/client.js';
 import type { Order, Pet } from '../generated/prisma/client.js';
 import type { PetStatus } from '../generated/prisma/enums.js';
 import type { Tx } from './transaction.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { PrismaClient } from '../db.js';
+import type { PrismaClient } from '../database/client.js';
 import { notFound } from '../errors.js';
 import type { Lookups } from './lookups.js';
 import type { Order, Pet, Prisma } from '../generated/prisma/client.js';

@@ -1,4 +1,4 @@
-import type { PrismaClient } from '../db.js';
+import type { PrismaClient } from '../database/client.js';
 import { pendingMigrations } from '../migrations/migrations.js';
 
 export type Readiness = { ready: true } | { ready: false; reason: string };

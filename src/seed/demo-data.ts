@@ -1,4 +1,4 @@
-import type { PrismaClient } from '../db.js';
+import type { PrismaClient } from '../database/client.js';
 import { stockStatus } from '../domain/stock-status.js';
 
 /** The demo catalogue: a few categories, about twenty pets in every status, their stock and orders. */

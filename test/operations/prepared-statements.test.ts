@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createDatabase } from '../../src/db.js';
+import { createDatabase } from '../../src/database/client.js';
 import { createMigratedDatabase, dropDatabase } from '../support/database.js';
 
 /**

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, inject } from 'vitest';
 import { allScopes } from '../../src/auth/scopes.js';
 import { createTokenVerifier, mintToken, type TokenKeys } from '../../src/auth/tokens.js';
 import { defaultLimits, type Limits, type ResponseCacheSettings, type TrustProxy } from '../../src/config.js';
-import { createPrismaClient, type PrismaClient } from '../../src/db.js';
+import { createPrismaClient, type PrismaClient } from '../../src/database/client.js';
 import type { LegacyAfterSunset } from '../../src/legacy.js';
 import { createEventBus } from '../../src/events/bus.js';
 import { createLogger } from '../../src/logger.js';

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { PrismaClient } from '../../src/db.js';
+import type { PrismaClient } from '../../src/database/client.js';
 import { errorStatus } from '../../src/errors.js';
 
 /**

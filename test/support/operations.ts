@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { allScopes } from '../../src/auth/scopes.js';
 import { mintToken } from '../../src/auth/tokens.js';
-import { createPrismaClient, type PrismaClient } from '../../src/db.js';
+import { createPrismaClient, type PrismaClient } from '../../src/database/client.js';
 import { createEmptyDatabase, createMigratedDatabase, dropDatabase } from './database.js';
 import { type GatewayProcess, startGateway } from './processes.js';
 

@@ -5,7 +5,7 @@ import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Redis } from 'ioredis';
 import type { GraphQLContext } from '../../builder.js';
 import type { Limits, ResponseCacheSettings } from '../../config.js';
-import type { PrismaClient } from '../../db.js';
+import type { PrismaClient } from '../../database/client.js';
 import type { Lookups } from '../../domain/lookups.js';
 import type { EventBus } from '../../events/bus.js';
 import type { LegacyPolicy } from '../../legacy.js';

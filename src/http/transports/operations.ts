@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import { type Context, Hono } from 'hono';
-import type { PrismaClient } from '../../db.js';
+import type { PrismaClient } from '../../database/client.js';
 import type { EventBus } from '../../events/bus.js';
 import { checkReadiness } from '../../observability/health.js';
 import type { Metrics } from '../../observability/metrics.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { metricsClient, requireScope, scopes } from '../../auth/scopes.js';
-import type { PrismaClient } from '../../db.js';
+import type { PrismaClient } from '../../database/client.js';
 import { parseId } from '../../domain/ids.js';
 import type { Lookups } from '../../domain/lookups.js';
 import { findPetOrThrow, listOrders } from '../../domain/queries.js';

@@ -1,9 +1,9 @@
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
-import { type DatabaseTimeouts, DEFAULT_PREPARED_STATEMENTS } from './config.js';
-import { PrismaClient } from './generated/prisma/client.js';
+import { type DatabaseTimeouts, DEFAULT_PREPARED_STATEMENTS } from '../config.js';
+import { PrismaClient } from '../generated/prisma/client.js';
 
-export type { PrismaClient } from './generated/prisma/client.js';
+export type { PrismaClient } from '../generated/prisma/client.js';
 
 export interface DatabaseOptions {
   url: string;
