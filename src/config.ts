@@ -97,6 +97,19 @@ const environmentSchema = z.object({
   DATABASE_POOLER: z
     .enum(['none', 'pgbouncer'], { error: 'DATABASE_POOLER must be none or pgbouncer (PgBouncer in transaction pooling mode)' })
     .default('none'),
+  DATABASE_REPLICA_URLS: z
+    .string()
+    .refine(
+      (value) =>
+        value
+          .split(',')
+          .map((url) => url.trim())
+          .every((url) => /^postgres(ql)?:\/\//.test(url) && URL.canParse(url)),
+      { error: 'DATABASE_REPLICA_URLS must be a comma-separated list of PostgreSQL connection URLs (postgresql://user@replica:5432/database)' },
+    )
+    .optional(),
+  DATABASE_REPLICA_MAX_LAG_MS: wholeNumber('DATABASE_REPLICA_MAX_LAG_MS', 0, 3_600_000).default(5_000),
+  DATABASE_REPLICA_CHECK_INTERVAL_MS: wholeNumber('DATABASE_REPLICA_CHECK_INTERVAL_MS', 100, 60_000).default(1_000),
   REQUEST_TIMEOUT_MS: wholeNumber('REQUEST_TIMEOUT_MS', 100, 600_000).default(10_000),
   SHUTDOWN_GRACE_MS: wholeNumber('SHUTDOWN_GRACE_MS', 0, 600_000).default(10_000),
   SHUTDOWN_DRAIN_MS: wholeNumber('SHUTDOWN_DRAIN_MS', 0, 600_000).optional(),
@@ -269,6 +282,8 @@ export interface Config {
    * prepared statements.
    */
   databasePooler: 'none' | 'pgbouncer';
+  /** Streaming replicas that take reads (none when empty), and when one leaves rotation. */
+  databaseReplicas: { urls: string[]; maxLagMs: number; checkIntervalMs: number };
   migrateOnStart: boolean;
   dataDir: string;
   logLevel: string;
@@ -404,6 +419,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (shutdownDrainMs > 0 && shutdownDrainMs >= settings.SHUTDOWN_GRACE_MS) {
     throw new ConfigError(['SHUTDOWN_DRAIN_MS must be shorter than SHUTDOWN_GRACE_MS (the drain is part of the grace period)']);
   }
+  if (embedded && settings.DATABASE_REPLICA_URLS !== undefined) {
+    throw new ConfigError(['DATABASE_REPLICA_URLS needs DATABASE_URL: replicas follow a PostgreSQL primary, not the embedded database']);
+  }
   return {
     nodeEnv: settings.NODE_ENV,
     host: settings.HOST,
@@ -414,6 +432,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databasePreparedStatements:
       settings.DATABASE_PREPARED_STATEMENTS ?? (settings.DATABASE_POOLER === 'pgbouncer' ? 0 : DEFAULT_PREPARED_STATEMENTS),
     databasePooler: settings.DATABASE_POOLER,
+    databaseReplicas: {
+      urls: (settings.DATABASE_REPLICA_URLS ?? '')
+        .split(',')
+        .map((url) => url.trim())
+        .filter(Boolean),
+      maxLagMs: settings.DATABASE_REPLICA_MAX_LAG_MS,
+      checkIntervalMs: settings.DATABASE_REPLICA_CHECK_INTERVAL_MS,
+    },
     // The embedded database is ours to keep current; a real server is migrated on request.
     migrateOnStart: flags.includes('--migrate') || (settings.MIGRATE_ON_START ?? embedded),
     dataDir: path.resolve(settings.DATA_DIR),

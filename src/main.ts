@@ -8,10 +8,11 @@ import { Redis } from 'ioredis';
 import { tokenKeys } from './auth/keys.js';
 import { createTokenVerifier } from './auth/tokens.js';
 import { ConfigError, loadConfig, redisOptions } from './config.js';
-import { createDatabase } from './database/client.js';
+import { createDatabase, createStatementNames } from './database/client.js';
+import { createReadRouting } from './database/replicas.js';
 import { createEventBus } from './events/bus.js';
 import { checkReadiness } from './observability/health.js';
-import { createMetrics, watchPool } from './observability/metrics.js';
+import { createMetrics, watchPool, watchReplicas } from './observability/metrics.js';
 import { outageLog } from './observability/outages.js';
 import { watchRedis } from './observability/redis-health.js';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres.js';
@@ -67,10 +68,13 @@ if (config.migrateOnStart) {
 }
 
 const databaseOutage = outageLog(logger, 'database', 'requests are answered 503 UNAVAILABLE with Retry-After meanwhile');
+// One set of statement names for the primary and the replicas: a read may borrow a primary connection.
+const statementNames = createStatementNames(config.databasePreparedStatements);
 const { prisma, pool } = createDatabase({
   url: databaseUrl,
   poolSize: config.databasePoolSize,
   preparedStatements: config.databasePreparedStatements,
+  statementNames,
   // PgBouncer refuses startup parameters: there the timeout is the database's own setting (checked below).
   statementTimeoutMs: config.databasePooler === 'pgbouncer' ? undefined : config.limits.statementTimeoutMs,
   timeouts: config.limits.database,
@@ -86,6 +90,30 @@ if (config.databasePooler === 'pgbouncer') {
     );
   }
 }
+// Streaming replicas take the reads; each has a pool of the same size and the same time bounds.
+const replicaSettings = {
+  poolSize: config.databasePoolSize,
+  preparedStatements: config.databasePreparedStatements,
+  statementNames,
+  statementTimeoutMs: config.databasePooler === 'pgbouncer' ? undefined : config.limits.statementTimeoutMs,
+  timeouts: config.limits.database,
+};
+const metrics = createMetrics();
+const replicas = config.databaseReplicas.urls.map((url) => ({ name: databaseAddress(url), ...createDatabase({ url, ...replicaSettings }) }));
+const readRouting = createReadRouting({
+  primary: { prisma, pool },
+  replicas,
+  maxLagMs: config.databaseReplicas.maxLagMs,
+  checkIntervalMs: config.databaseReplicas.checkIntervalMs,
+  countRead: (server) => metrics.databaseReads.inc({ server }),
+  onChange: (replica, previous) => {
+    const line = { replica: replica.name, state: replica.state, was: previous, lagSeconds: replica.lagSeconds };
+    if (replica.state === 'in rotation') logger.info(line, 'read replica in rotation');
+    else logger.warn(line, 'read replica out of rotation: its reads go to the primary');
+  },
+});
+if (readRouting.enabled) watchReplicas(metrics, readRouting);
+
 // The embedded database gets the demo data once: on its first start, or on the
 // first start after `npm run db:migrate` created it (a real server never).
 if (embedded && !embedded.demoDataLoaded) {
@@ -124,11 +152,11 @@ const events = createEventBus(config.redisUrl, {
   // watchRedis logs an outage once, with all it costs.
   reportOutages: false,
 });
-const metrics = createMetrics();
 watchPool(metrics, pool);
 
 const gateway = createGateway({
   prisma,
+  readRouting,
   logger,
   events,
   metrics,
@@ -158,6 +186,7 @@ const server = serve({ fetch: gateway.app.fetch, hostname: config.host, port: co
   const started = {
     url,
     database: databaseAddress(databaseUrl),
+    ...(replicas.length > 0 ? { replicas: replicas.map((replica) => replica.name) } : {}),
     graphiql: config.graphiql,
     introspection: config.introspection,
     startupMs: Math.round(performance.now() - startedAt),
@@ -250,7 +279,8 @@ async function shutdown(signal: string) {
   await closed;
   clearTimeout(grace);
   // A request cut above may still be waiting on the database: its connection is not waited for long.
-  await Promise.race([prisma.$disconnect(), delay(1_000)]);
+  readRouting.stop();
+  await Promise.race([Promise.all([prisma.$disconnect(), ...replicas.map((replica) => replica.prisma.$disconnect())]), delay(1_000)]);
   redisHealth?.stop();
   redis?.disconnect();
   await embedded?.stop();

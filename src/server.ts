@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import type { TokenVerifier } from './auth/tokens.js';
 import type { Limits, ResponseCacheSettings, TrustProxy } from './config.js';
 import type { PrismaClient } from './database/client.js';
+import type { ReadRouting } from './database/replicas.js';
 import { createLookups } from './domain/lookups.js';
 import type { EventBus } from './events/bus.js';
 import { type LegacySettings, legacyPolicy } from './legacy.js';
@@ -14,6 +15,7 @@ import { limitBody } from './http/middleware/body-limit.js';
 import { closeConnectionsWhenStopping } from './http/middleware/drain.js';
 import { observeRequests } from './http/middleware/observe-requests.js';
 import { createRateLimiter, rateLimitClient } from './http/middleware/rate-limit.js';
+import { readAfterPosition } from './http/middleware/read-after.js';
 import { limitDuration } from './http/middleware/time-limit.js';
 import { errorAnswer } from './http/refusal.js';
 import { clientAddress } from './http/request.js';
@@ -30,6 +32,8 @@ import type { RedisHealth } from './observability/redis-health.js';
 
 export interface GatewayOptions {
   prisma: PrismaClient;
+  /** Reads on streaming replicas with read-your-writes (DATABASE_REPLICA_URLS); all on `prisma` when absent. */
+  readRouting?: ReadRouting;
   logger: Logger;
   events: EventBus;
   metrics: Metrics;
@@ -61,7 +65,7 @@ export interface GatewayOptions {
  * Composes the gateway. Every request passes the same middleware in this
  * order: request id and log line, CORS, time limit, body size,
  * authentication, rate limit (which also counts requests whose token is
- * refused), refusal of bad tokens; then GraphQL at /graphql or the REST
+ * refused), refusal of bad tokens, the Read-After position; then GraphQL at /graphql or the REST
  * compatibility routes, and the spec's Error body for anything else.
  */
 export function createGateway(options: GatewayOptions) {
@@ -101,7 +105,7 @@ export function createGateway(options: GatewayOptions) {
   if (options.corsOrigins.length > 0) {
     // CORS_ORIGINS=* allows any origin; hono takes that as the string '*', not as a list holding it.
     const origin = options.corsOrigins.includes('*') ? '*' : options.corsOrigins;
-    app.use(cors({ origin, exposeHeaders: ['X-Request-Id', 'RateLimit', 'RateLimit-Policy', 'Retry-After'] }));
+    app.use(cors({ origin, exposeHeaders: ['X-Request-Id', 'RateLimit', 'RateLimit-Policy', 'Retry-After', 'Write-Position'] }));
   }
   // The time limit covers the whole request, the guards too: the identity provider's keys and
   // the shared rate limit are calls to other services.
@@ -110,6 +114,7 @@ export function createGateway(options: GatewayOptions) {
   app.use(authenticate(options.verifyToken));
   app.use(rateLimiter.middleware((c) => rateLimitClient(c.get('principal'), addressOf(c.env.incoming))));
   app.use(refuseInvalidTokens());
+  app.use(readAfterPosition());
 
   app.all(GRAPHQL_PATH, serveGraphQL(graphql));
   app.route('/', createRestRouter({ ...options, legacy, lookups }));

@@ -17,6 +17,12 @@ export interface DatabaseOptions {
   onConnect?: () => void;
   /** How many distinct statements are prepared (named) per connection; 0 prepares none (PgBouncer before 1.21). */
   preparedStatements?: number;
+  /**
+   * The names given to statements, shared by the primary and its replicas: a read may borrow a
+   * connection of the primary's pool (src/database/replicas.ts), and a name must mean the same
+   * text on every connection it can meet.
+   */
+  statementNames?: StatementNames;
 }
 
 /** Too many requests already wait for a database connection: refused at once rather than queued. */
@@ -48,6 +54,7 @@ export function createDatabase({
   timeouts,
   onConnect,
   preparedStatements = DEFAULT_PREPARED_STATEMENTS,
+  statementNames,
 }: DatabaseOptions) {
   const pool = new pg.Pool({
     connectionString: url,
@@ -109,7 +116,7 @@ export function createDatabase({
     // $disconnect ends the pool too.
     adapter: new PrismaPg(pool, {
       disposeExternalPool: true,
-      ...(preparedStatements > 0 ? { statementNameGenerator: statementNames(preparedStatements) } : {}),
+      ...(preparedStatements > 0 ? { statementNameGenerator: statementNames ?? createStatementNames(preparedStatements) } : {}),
     }),
     log: logQueries ? [{ emit: 'event', level: 'query' }] : [],
   });
@@ -129,7 +136,9 @@ export function createPrismaClient(options: DatabaseOptions) {
  * first `max` distinct texts get a name, for good (a name must never change
  * its text); later ones run unnamed, as before.
  */
-function statementNames(max: number): (query: { sql: string }) => string {
+export type StatementNames = (query: { sql: string }) => string;
+
+export function createStatementNames(max: number): StatementNames {
   const names = new Map<string, string>();
   // The adapter passes the name on as pg's `name`, where undefined means an unnamed statement.
   return (query: { sql: string }) => {

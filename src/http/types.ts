@@ -23,6 +23,8 @@ export interface RequestContext {
   trace?: RequestTrace;
   /** Aborted once the request has been answered at its time limit: work not yet started is not started. */
   deadline?: AbortSignal;
+  /** A write position the caller has seen (the Read-After header): its reads must see at least that state. */
+  readAfter?: bigint;
 }
 
 /** What hono's middleware leaves for the handlers behind them, and for each other. */
@@ -37,5 +39,7 @@ export type GatewayEnv = {
     tokenRefusal?: DomainError;
     /** Aborted when the request is answered at its time limit (limitDuration). */
     deadline?: AbortSignal;
+    /** The Read-After header's write position, when sent (readAfterPosition). */
+    readAfter?: bigint;
   };
 };

@@ -1,3 +1,4 @@
+import type { ReplicaStatus } from '../database/replicas.js';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 /** A label value stood in for by `other` once a label has this many values (or for an overlong one). */
@@ -106,6 +107,12 @@ export function createMetrics(options: MetricsOptions = {}) {
       labelNames: ['engine'] as const,
       registers: [registry],
     }),
+    databaseReads: new Counter({
+      name: 'petstore_db_reads_total',
+      help: 'GraphQL queries and REST reads by the server they were sent to (primary or replica), when replicas are set.',
+      labelNames: ['server'] as const,
+      registers: [registry],
+    }),
     openSubscriptions: new Gauge({
       name: 'petstore_open_subscriptions',
       help: 'GraphQL subscriptions open right now.',
@@ -115,6 +122,31 @@ export function createMetrics(options: MetricsOptions = {}) {
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
+
+/** Each replica's state (1 in rotation, else 0) and lag, read when Prometheus scrapes. */
+export function watchReplicas(metrics: Metrics, replicas: { status(): ReplicaStatus[] }) {
+  new Gauge({
+    name: 'petstore_db_replica_in_rotation',
+    help: 'Whether a read replica takes reads (1) or is out of rotation (0: starting, lagging, unreachable, not a replica).',
+    labelNames: ['replica'] as const,
+    registers: [metrics.registry],
+    collect() {
+      for (const replica of replicas.status()) this.set({ replica: replica.name }, replica.state === 'in rotation' ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'petstore_db_replica_lag_seconds',
+    help: 'How far a read replica was behind the primary at its last check (absent while unknown).',
+    labelNames: ['replica'] as const,
+    registers: [metrics.registry],
+    collect() {
+      this.reset();
+      for (const replica of replicas.status()) {
+        if (replica.lagSeconds !== null) this.set({ replica: replica.name }, replica.lagSeconds);
+      }
+    },
+  });
+}
 
 /** Database pool use, read when Prometheus scrapes. */
 export function watchPool(metrics: Metrics, pool: { totalCount: number; idleCount: number; waitingCount: number }) {

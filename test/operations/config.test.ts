@@ -45,6 +45,20 @@ describe('loadConfig', () => {
     expect(loadConfig({ DATABASE_POOLER: 'pgbouncer', DATABASE_PREPARED_STATEMENTS: '200' }).databasePreparedStatements).toBe(200);
   });
 
+  it('reads on the replicas listed, checked every second and out of rotation 5 s behind unless told', () => {
+    expect(loadConfig({}).databaseReplicas).toEqual({ urls: [], maxLagMs: 5_000, checkIntervalMs: 1_000 });
+    const env = {
+      DATABASE_URL: 'postgresql://postgres@primary:5432/petstore',
+      DATABASE_REPLICA_URLS: 'postgresql://postgres@r1:5432/petstore, postgresql://postgres@r2:5432/petstore',
+      DATABASE_REPLICA_MAX_LAG_MS: '2000',
+    };
+    expect(loadConfig(env).databaseReplicas).toEqual({
+      urls: ['postgresql://postgres@r1:5432/petstore', 'postgresql://postgres@r2:5432/petstore'],
+      maxLagMs: 2_000,
+      checkIntervalMs: 1_000,
+    });
+  });
+
   it('leaves a real server’s migrations to db:migrate unless asked, by setting or by --migrate', () => {
     const env = { DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/petstore' };
     expect(loadConfig(env)).toMatchObject({
@@ -90,6 +104,10 @@ describe('loadConfig', () => {
     [{ DATABASE_POOL_SIZE: '0' }, 'DATABASE_POOL_SIZE must be a whole number from 1 to 100'],
     [{ DATABASE_PREPARED_STATEMENTS: '-1' }, 'DATABASE_PREPARED_STATEMENTS must be a whole number from 0 to 10000'],
     [{ DATABASE_POOLER: 'pgpool' }, 'DATABASE_POOLER must be none or pgbouncer'],
+    [{ DATABASE_REPLICA_URLS: 'postgresql://r1/petstore, mysql://r2/petstore', DATABASE_URL: 'postgresql://db/petstore' }, 'DATABASE_REPLICA_URLS must be a comma-separated list of PostgreSQL connection URLs'],
+    [{ DATABASE_REPLICA_URLS: 'postgresql://r1/petstore' }, 'DATABASE_REPLICA_URLS needs DATABASE_URL'],
+    [{ DATABASE_REPLICA_MAX_LAG_MS: '-5' }, 'DATABASE_REPLICA_MAX_LAG_MS must be a whole number from 0 to 3600000'],
+    [{ DATABASE_REPLICA_CHECK_INTERVAL_MS: '10' }, 'DATABASE_REPLICA_CHECK_INTERVAL_MS must be a whole number from 100 to 60000'],
     [{ NODE_ENV: 'staging' }, 'NODE_ENV must be development, test or production'],
   ])('refuses %j, naming the setting and what it accepts', (env, message) => {
     const error = problemsWith(env);

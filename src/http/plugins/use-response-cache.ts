@@ -113,6 +113,10 @@ function isMutation(args: { document: Parameters<typeof getOperationAST>[0]; ope
  * limits, so a cached answer is only given to a request that would be allowed
  * to run, and the operation is still named and counted for the metrics.
  */
+/** No subject and no scope: what such a caller sees is what every anonymous caller sees. The cache keeps only these. */
+export const isAnonymous = ({ principal }: Pick<GraphQLContext, 'principal'>) =>
+  principal.subject === undefined && principal.scopes.size === 0;
+
 export function useAnonymousResponseCache(options: ResponseCacheOptions): Plugin<GraphQLContext & RequestContext> {
   const generation = writeGeneration(options);
   const answers = createInMemoryCache({ max: options.maxEntries });
@@ -127,8 +131,6 @@ export function useAnonymousResponseCache(options: ResponseCacheOptions): Plugin
         invalidate: (entities) => answers.invalidate(entities),
       }
     : answers;
-  // No subject and no scope: what such a caller sees is what every anonymous caller sees.
-  const isAnonymous = ({ principal }: GraphQLContext) => principal.subject === undefined && principal.scopes.size === 0;
   // An answer delivered in parts (@defer, @stream) is not kept: the cache would keep its first part
   // alone and serve that as the whole answer. (A directive's name may follow its @ after blanks; a
   // false match, in a string or comment, only leaves an answer uncached.)

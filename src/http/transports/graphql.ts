@@ -6,6 +6,7 @@ import type { Redis } from 'ioredis';
 import type { GraphQLContext } from '../../builder.js';
 import type { Limits, ResponseCacheSettings } from '../../config.js';
 import type { PrismaClient } from '../../database/client.js';
+import type { ReadRouting } from '../../database/replicas.js';
 import type { Lookups } from '../../domain/lookups.js';
 import type { EventBus } from '../../events/bus.js';
 import type { LegacyPolicy } from '../../legacy.js';
@@ -19,9 +20,10 @@ import { useDeprecationNotice } from '../plugins/use-deprecation-notice.js';
 import { useErrorMasking } from '../plugins/use-error-masking.js';
 import { useGraphiQL } from '../plugins/use-graphiql.js';
 import { useOperationObserver } from '../plugins/use-operation-observer.js';
+import { useReadRouting } from '../plugins/use-read-routing.js';
 import { useQueryLimits } from '../plugins/use-query-limits.js';
 import { useRequestDeadline } from '../plugins/use-request-deadline.js';
-import { useAnonymousResponseCache } from '../plugins/use-response-cache.js';
+import { isAnonymous, useAnonymousResponseCache } from '../plugins/use-response-cache.js';
 import { useRoundedIdRefusal } from '../plugins/use-rounded-id-refusal.js';
 import { useSubscriptionTokenExpiry } from '../plugins/use-subscription-token-expiry.js';
 import { type TrustedDocumentsOptions, useTrustedDocuments } from '../plugins/use-trusted-documents.js';
@@ -32,6 +34,8 @@ import type { GatewayEnv, RequestContext } from '../types.js';
 
 export interface GraphQLOptions {
   prisma: PrismaClient;
+  /** Queries on replicas, writes on the primary (DATABASE_REPLICA_URLS); all on the primary when absent. */
+  readRouting?: ReadRouting;
   /** Single-row reads gathered across concurrent requests. */
   lookups: Lookups;
   events: EventBus;
@@ -108,6 +112,9 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
       useRequestDeadline(),
       useOperationObserver(options.metrics),
       useDeprecationNotice(options.legacy),
+      ...(options.readRouting?.enabled
+        ? [useReadRouting(options.readRouting, { onPrimary: options.responseCache ? isAnonymous : undefined })]
+        : []),
       // Before the response cache, which then wraps the compiled executor (after it, the cache was bypassed).
       ...(options.compiledExecution
         ? [
@@ -162,6 +169,7 @@ export function serveGraphQL(yoga: GraphQLHandler) {
       principal: c.get('principal'),
       trace: c.get('trace'),
       deadline: c.get('deadline'),
+      readAfter: c.get('readAfter'),
     });
     if (!WHOLE_ANSWER.test(response.headers.get('content-type') ?? '')) return response;
     const headers: Record<string, string> = {};

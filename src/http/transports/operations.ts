@@ -1,6 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { type Context, Hono } from 'hono';
 import type { PrismaClient } from '../../database/client.js';
+import type { ReplicaStatus } from '../../database/replicas.js';
 import type { EventBus } from '../../events/bus.js';
 import { checkReadiness } from '../../observability/health.js';
 import type { Metrics } from '../../observability/metrics.js';
@@ -22,6 +23,8 @@ export interface OperationsOptions {
   isAccepting: () => boolean;
   /** Whether Redis answers; while it does not, /readyz answers 200 `degraded` naming what is lost. */
   redisHealth?: Pick<RedisHealth, 'status' | 'lost'>;
+  /** The read replicas: /readyz lists each with its state and lag, and says `degraded` while one is out of rotation. */
+  readRouting?: { status(): ReplicaStatus[] };
   /** Serve /metrics on this router (false when it has a port of its own). */
   serveMetrics: boolean;
   metricsToken?: string;
@@ -34,12 +37,23 @@ export function operationsRoutes(options: OperationsOptions) {
     const readiness = options.isAccepting()
       ? await checkReadiness(options.prisma)
       : { ready: false as const, reason: 'Shutting down.' };
-    if (!readiness.ready) return c.json({ status: 'not ready', reason: readiness.reason }, 503);
-    // Serving, without what Redis shares: ready for traffic, and says so.
-    if (options.redisHealth?.status === 'degraded') {
-      return c.json({ status: 'degraded', degraded: { redis: options.redisHealth.lost } });
-    }
-    return c.json({ status: 'ready' });
+    const replicas = options.readRouting?.status() ?? [];
+    const shown = replicas.length > 0 ? { replicas } : {};
+    if (!readiness.ready) return c.json({ status: 'not ready', reason: readiness.reason, ...shown }, 503);
+    // Serving, without what Redis shares or with fewer replicas (the primary takes their reads):
+    // ready for traffic, and says so.
+    const degraded = {
+      ...(options.redisHealth?.status === 'degraded' ? { redis: options.redisHealth.lost } : {}),
+      ...(replicas.some((replica) => replica.state !== 'in rotation')
+        ? {
+            replicas: replicas
+              .filter((replica) => replica.state !== 'in rotation')
+              .map((replica) => `${replica.name} is ${replica.state}: its reads go to the primary`),
+          }
+        : {}),
+    };
+    if (Object.keys(degraded).length > 0) return c.json({ status: 'degraded', degraded, ...shown });
+    return c.json({ status: 'ready', ...shown });
   });
   if (options.serveMetrics) routes.get('/metrics', metricsHandler(options));
   return routes;

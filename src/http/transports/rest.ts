@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { metricsClient, requireScope, scopes } from '../../auth/scopes.js';
 import type { PrismaClient } from '../../database/client.js';
+import type { ReadRouting } from '../../database/replicas.js';
 import { parseId } from '../../domain/ids.js';
 import type { Lookups } from '../../domain/lookups.js';
 import { findPetOrThrow, listOrders } from '../../domain/queries.js';
@@ -24,6 +25,8 @@ import { openApiDocument } from './openapi.js';
 
 export interface RestOptions {
   prisma: PrismaClient;
+  /** Reads on replicas (DATABASE_REPLICA_URLS); on the primary when absent. */
+  readRouting?: ReadRouting;
   /** Single-row reads gathered across concurrent requests. */
   lookups: Lookups;
   logger: Logger;
@@ -40,6 +43,8 @@ export function createRestRouter(options: RestOptions) {
   const router = new Hono<RestEnv>();
   const { legacy } = options;
   const openApiJson = JSON.stringify(openApiDocument(legacy));
+  // Every route here reads: on a replica that has replayed the caller's Read-After, else the primary.
+  const reader = (c: Context<RestEnv>) => options.readRouting?.reader(c.get('readAfter')).prisma ?? options.prisma;
 
   // Every answer of the legacy route says it is deprecated, and every use of it is counted per client.
   const legacyNotice: MiddlewareHandler<RestEnv> = async (c, next) => {
@@ -56,7 +61,7 @@ export function createRestRouter(options: RestOptions) {
       client: metricsClient(c.get('principal')),
       requestId: c.get('requestId'),
     });
-    const pet = await findPetOrThrow(options.prisma, parseId(c.req.param('petId'), 'petId'), options.lookups);
+    const pet = await findPetOrThrow(reader(c), parseId(c.req.param('petId'), 'petId'), options.lookups);
     return jsonAnswer(c, petJson(pet));
   });
   router.all('/pets/:petId', methodNotAllowed);
@@ -66,7 +71,7 @@ export function createRestRouter(options: RestOptions) {
     const complete = parseBoolean('complete', singleQueryValue(c, 'complete'));
     const petIdText = singleQueryValue(c, 'petId');
     const petId = petIdText === undefined ? undefined : parseId(petIdText, 'petId');
-    const page = await listOrders(options.prisma, {
+    const page = await listOrders(reader(c), {
       complete,
       petId,
       limit: parseWholeNumber(singleQueryValue(c, 'limit')),

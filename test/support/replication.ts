@@ -1,0 +1,143 @@
+import { execFile } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { applyPendingMigrations } from '../../src/migrations/migrations.js';
+import { freePort } from './processes.js';
+
+/**
+ * A PostgreSQL primary and a streaming replica of it, made for one test file
+ * with the server's own tools (initdb, pg_basebackup, pg_ctl) in a temporary
+ * folder, on free local ports, with one migrated database `petstore`. The
+ * servers refuse to run as root, so they run as the postgres user when the
+ * tests do. CI makes sure the tools are there (.ci/run); elsewhere a machine
+ * without them skips the test with a line saying how to install them.
+ */
+
+const run = promisify(execFile);
+
+/** Debian's server binaries, newest version first; undefined when none is installed. */
+export function postgresServerBinaries(): string | undefined {
+  const root = '/usr/lib/postgresql';
+  if (!existsSync(root)) return undefined;
+  const versions = readdirSync(root)
+    .filter((version) => existsSync(path.join(root, version, 'bin', 'pg_basebackup')))
+    .sort((a, b) => Number(b) - Number(a));
+  return versions.length > 0 ? path.join(root, versions[0]!, 'bin') : undefined;
+}
+
+export function replicationAvailable(test: string): boolean {
+  const found = postgresServerBinaries() !== undefined;
+  if (!found && process.env.CI) throw new Error('PostgreSQL server binaries are missing in CI: .ci/run should have installed them.');
+  if (!found) {
+    console.warn(`SKIPPED ${test}: no PostgreSQL server binaries under /usr/lib/postgresql. Install them with \`apt-get install -y postgresql\`.`);
+  }
+  return found;
+}
+
+export interface ReplicatedServers {
+  primaryUrl: string;
+  replicaUrl: string;
+  /** Statements run on the replica (a connection of its own, for pausing replay and counting). */
+  onReplica<T>(work: (client: pg.Client) => Promise<T>): Promise<T>;
+  onPrimary<T>(work: (client: pg.Client) => Promise<T>): Promise<T>;
+  /** How many statements matching `pattern` a server has logged so far (every statement is logged). */
+  statementsOn(server: 'primary' | 'replica', pattern: RegExp): Promise<number>;
+  /** Stops the replica server (fast shutdown: its connections are cut) and starts it again. */
+  stopReplica(): Promise<void>;
+  startReplica(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const DATABASE = 'petstore';
+
+export async function startReplicatedServers(): Promise<ReplicatedServers> {
+  const bin = postgresServerBinaries();
+  if (!bin) throw new Error('No PostgreSQL server binaries.');
+  const dir = await mkdtemp(path.join(tmpdir(), 'petstore-replication-'));
+  await chmod(dir, 0o777);
+  const asRoot = process.getuid?.() === 0;
+  const as = (command: string, args: string[]) =>
+    asRoot ? run('runuser', ['-u', 'postgres', '--', path.join(bin, command), ...args]) : run(path.join(bin, command), args);
+  const [primaryPort, replicaPort] = [await freePort(), await freePort()];
+  const primaryDir = path.join(dir, 'primary');
+  const replicaDir = path.join(dir, 'replica');
+  const settings = (port: number) =>
+    ['-o', `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir} -c fsync=off -c full_page_writes=off -c log_statement=all`];
+  const start = (data: string, port: number, log: string) => as('pg_ctl', ['-D', data, '-l', path.join(dir, log), '-w', '-t', '30', ...settings(port), 'start']);
+
+  const stop = async () => {
+    await as('pg_ctl', ['-D', replicaDir, '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
+    await as('pg_ctl', ['-D', primaryDir, '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
+    await rm(dir, { recursive: true, force: true });
+  };
+
+  const url = (port: number) => `postgresql://postgres@127.0.0.1:${port}/${DATABASE}`;
+  const connect = async <T>(connectionString: string, work: (client: pg.Client) => Promise<T>) => {
+    const client = new pg.Client({ connectionString });
+    await client.connect();
+    try {
+      return await work(client);
+    } finally {
+      await client.end();
+    }
+  };
+  const onPrimary = <T>(work: (client: pg.Client) => Promise<T>) => connect(url(primaryPort), work);
+  const onReplica = <T>(work: (client: pg.Client) => Promise<T>) => connect(url(replicaPort), work);
+
+  try {
+    // wal_level replica and wal senders are initdb's defaults.
+    await as('initdb', ['-D', primaryDir, '-A', 'trust', '-U', 'postgres', '--no-sync', '--no-instructions']);
+    await start(primaryDir, primaryPort, 'primary.log');
+    await as('pg_basebackup', ['-h', '127.0.0.1', '-p', String(primaryPort), '-U', 'postgres', '-D', replicaDir, '-R', '-X', 'stream', '-c', 'fast', '--no-sync']);
+    await start(replicaDir, replicaPort, 'replica.log');
+    await connect(`postgresql://postgres@127.0.0.1:${primaryPort}/postgres`, (client) => client.query(`CREATE DATABASE ${DATABASE}`));
+    await applyPendingMigrations(url(primaryPort));
+    // The replica has caught up with the migrations before any test reads it (asked in the server's
+    // own database: until then the replica may not have the new one).
+    await waitForReplay(onPrimary, (work) => connect(`postgresql://postgres@127.0.0.1:${replicaPort}/postgres`, work));
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+
+  return {
+    primaryUrl: url(primaryPort),
+    replicaUrl: url(replicaPort),
+    onPrimary,
+    onReplica,
+    async statementsOn(server, pattern) {
+      const log = await readFile(path.join(dir, `${server}.log`), 'utf8');
+      return log.split('\n').filter((line) => pattern.test(line)).length;
+    },
+    async stopReplica() {
+      await as('pg_ctl', ['-D', replicaDir, '-m', 'fast', '-w', 'stop']);
+    },
+    async startReplica() {
+      await start(replicaDir, replicaPort, 'replica.log');
+    },
+    stop,
+  };
+}
+
+/** Waits until the replica has replayed everything the primary has written so far. */
+export async function waitForReplay(
+  onPrimary: ReplicatedServers['onPrimary'],
+  onReplica: ReplicatedServers['onReplica'],
+  timeoutMs = 20_000,
+): Promise<void> {
+  const { rows } = await onPrimary((client) => client.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn'));
+  const target = rows[0]!.lsn;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { rows: replayed } = await onReplica((client) =>
+      client.query<{ caught: boolean }>('SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn AS caught', [target]),
+    );
+    if (replayed[0]?.caught) return;
+    if (Date.now() > deadline) throw new Error(`The replica did not replay up to ${target} in ${timeoutMs} ms.`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
