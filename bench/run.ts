@@ -12,7 +12,9 @@
  *     statements and rows per request counted over sequential requests.
  *  5. Load pass: the same servers, started afresh straight on PostgreSQL, are driven with autocannon
  *     for a fixed duration per concurrency level after a warm-up.
- *  6. Writes bench/results/latest.json and latest.md, prints the table, stops the servers and
+ *  6. Replica routing pass (BENCH_REPLICAS=0 skips it): a primary and a streaming replica of the bench's
+ *     own (initdb, pg_basebackup), the gateway on the primary alone and with the replica, side by side.
+ *  7. Writes bench/results/latest.json and latest.md, prints the table, stops the servers and
  *     drops the database (also on failure or Ctrl-C).
  *
  * Settings (environment): BENCH_DURATION (s per cell, 8), BENCH_WARMUP (s per variant, 5),
@@ -47,6 +49,7 @@ import {
 } from './lib/config.js';
 import { adminUrl, createDatabase, databaseUrl, dataSet, dropDatabase, leftoverDatabases, loadData, placeOrderFunction, withClient } from './lib/data.js';
 import { countingPass, loadPass } from './lib/matrix.js';
+import { replicaRoutingPass } from './lib/replicas.js';
 import { type Operation, operations } from './lib/operations.js';
 import { stopAll } from './lib/processes.js';
 import { type BenchResults, renderMarkdown, type VariantResult } from './lib/report.js';
@@ -142,8 +145,9 @@ function describeRun(run: {
   cells: BenchResults['cells'];
   peakRssMb: BenchResults['peakRssMb'];
   rssAtStartMb: BenchResults['rssAtStartMb'];
+  replicaRouting: BenchResults['replicaRouting'];
 }): BenchResults {
-  const { peerNodeVersion, postgresVersion, preload, built, buildResult, operationResults, variantResults, cells, peakRssMb, rssAtStartMb } = run;
+  const { peerNodeVersion, postgresVersion, preload, built, buildResult, operationResults, variantResults, cells, peakRssMb, rssAtStartMb, replicaRouting } = run;
   const finishedAt = new Date();
   return {
     startedAt: startedAt.toISOString(),
@@ -193,6 +197,7 @@ function describeRun(run: {
     cells,
     peakRssMb,
     rssAtStartMb,
+    ...(replicaRouting ? { replicaRouting } : {}),
     warnings,
   };
 }
@@ -224,6 +229,7 @@ async function main() {
   const operationResults = compareAnswers(selected, normalized);
 
   const { cells, rssAtStartMb, peakRssMb } = await loadPass(url, name, selected, variantResults);
+  const replicaRouting = process.env.BENCH_REPLICAS === '0' ? undefined : await replicaRoutingPass();
   const results = describeRun({
     peerNodeVersion,
     postgresVersion,
@@ -235,6 +241,7 @@ async function main() {
     cells,
     peakRssMb,
     rssAtStartMb,
+    replicaRouting,
   });
   const markdown = renderMarkdown(results);
   writeFileSync(path.join(resultsDir, `${outputName}.json`), `${JSON.stringify(results, null, 2)}\n`);

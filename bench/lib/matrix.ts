@@ -145,7 +145,7 @@ export async function drive(server: ServerProcess, variant: Variant, connections
   return (await autocannon(options as unknown as autocannon.Options)) as unknown as AutocannonResult;
 }
 
-async function cell(server: ServerProcess, variant: Variant, connections: number, backend: BackendCpu): Promise<CellResult> {
+export async function cell(server: ServerProcess, variant: Variant, connections: number, backend: BackendCpu): Promise<CellResult> {
   const lookupsBefore = variant.responseCache ? await cacheLookups(server) : undefined;
   const cpuBefore = cpuMs(server.pid);
   const machineBefore = machineCpu();

@@ -1,3 +1,4 @@
+import type { ReplicaRoutingResult } from './replicas.js';
 import type { StatementRecord, WireCounts } from './pg-wire-counter.js';
 
 export interface VariantResult {
@@ -79,6 +80,8 @@ export interface BenchResults {
   peakRssMb: ServerMemory;
   /** Resident set a second after start-up, before any load. */
   rssAtStartMb: ServerMemory;
+  /** The gateway on a primary alone and with a streaming replica (bench/lib/replicas.ts). */
+  replicaRouting?: ReplicaRoutingResult;
   warnings: string[];
 }
 
@@ -177,6 +180,30 @@ export function renderMarkdown(results: BenchResults): string {
     lines.push('| # | c | REST req/s | GraphQL req/s | REST ÷ GraphQL |');
     lines.push('|---|--:|--:|--:|--:|');
     lines.push(...restLines);
+    lines.push('');
+  }
+
+  if (results.replicaRouting) {
+    lines.push('## Reads on a streaming replica: what the routing costs');
+    lines.push('');
+    lines.push(
+      'The gateway on a PostgreSQL primary of the bench’s own, alone and with a streaming replica of it ' +
+        '(DATABASE_REPLICA_URLS), both servers on this machine: the figures show the routing’s overhead, not what ' +
+        'a replica on its own machine would add. c=10; PostgreSQL CPU is both servers’ together.',
+    );
+    lines.push('');
+    lines.push(
+      '| Variant | primary alone req/s | with replica req/s | with ÷ alone | gateway CPU ms/req alone / with | PostgreSQL CPU ms/req alone / with | p99 ms alone / with | reads on the replica |',
+    );
+    lines.push('|---|--:|--:|--:|--:|--:|--:|--:|');
+    for (const pair of results.replicaRouting.pairs) {
+      const [a, b] = [pair.primaryOnly, pair.withReplica];
+      lines.push(
+        `| ${pair.label} | ${fmt(a.requestsPerSecond)} | ${fmt(b.requestsPerSecond)} | ${ratio(b.requestsPerSecond, a.requestsPerSecond)} | ` +
+          `${fmt(a.serverCpuMsPerRequest, 2)} / ${fmt(b.serverCpuMsPerRequest, 2)} | ${fmt(a.postgresCpuMsPerRequest, 2)} / ${fmt(b.postgresCpuMsPerRequest, 2)} | ` +
+          `${fmt(a.latencyMs.p99)} / ${fmt(b.latencyMs.p99)} | ${pair.replicaReadShare === null ? '–' : `${fmt(pair.replicaReadShare * 100)}%`} |`,
+      );
+    }
     lines.push('');
   }
 

@@ -87,7 +87,7 @@ function productionNodeFlags(): string[] {
   return flags.trim().split(/\s+/).filter(Boolean);
 }
 
-async function startGateway(
+export async function startGateway(
   url: string,
   name: string,
   nodeArgs: string[] = [],
