@@ -12,9 +12,11 @@
  *     statements and rows per request counted over sequential requests.
  *  5. Load pass: the same servers, started afresh straight on PostgreSQL, are driven with autocannon
  *     for a fixed duration per concurrency level after a warm-up.
- *  6. Replica routing pass (BENCH_REPLICAS=0 skips it): a primary and a streaming replica of the bench's
+ *  6. Mix pass (BENCH_MIX=0 skips it): a realistic mix of reads and 2% writes from 10 clients, with a
+ *     staleness checker, on the gateway uncached, with its response cache, and PostGraphile (bench/lib/mix.ts).
+ *  7. Replica routing pass (BENCH_REPLICAS=0 skips it): a primary and a streaming replica of the bench's
  *     own (initdb, pg_basebackup), the gateway on the primary alone and with the replica, side by side.
- *  7. Writes bench/results/latest.json and latest.md, prints the table, stops the servers and
+ *  8. Writes bench/results/latest.json and latest.md, prints the table, stops the servers and
  *     drops the database (also on failure or Ctrl-C).
  *
  * Settings (environment): BENCH_DURATION (s per cell, 8), BENCH_WARMUP (s per variant, 5),
@@ -49,6 +51,7 @@ import {
 } from './lib/config.js';
 import { adminUrl, createDatabase, databaseUrl, dataSet, dropDatabase, leftoverDatabases, loadData, placeOrderFunction, withClient } from './lib/data.js';
 import { countingPass, loadPass } from './lib/matrix.js';
+import { mixPass } from './lib/mix.js';
 import { replicaRoutingPass } from './lib/replicas.js';
 import { type Operation, operations } from './lib/operations.js';
 import { stopAll } from './lib/processes.js';
@@ -146,8 +149,9 @@ function describeRun(run: {
   peakRssMb: BenchResults['peakRssMb'];
   rssAtStartMb: BenchResults['rssAtStartMb'];
   replicaRouting: BenchResults['replicaRouting'];
+  mix: BenchResults['mix'];
 }): BenchResults {
-  const { peerNodeVersion, postgresVersion, preload, built, buildResult, operationResults, variantResults, cells, peakRssMb, rssAtStartMb, replicaRouting } = run;
+  const { peerNodeVersion, postgresVersion, preload, built, buildResult, operationResults, variantResults, cells, peakRssMb, rssAtStartMb, replicaRouting, mix } = run;
   const finishedAt = new Date();
   return {
     startedAt: startedAt.toISOString(),
@@ -198,6 +202,7 @@ function describeRun(run: {
     peakRssMb,
     rssAtStartMb,
     ...(replicaRouting ? { replicaRouting } : {}),
+    ...(mix ? { mix } : {}),
     warnings,
   };
 }
@@ -229,6 +234,7 @@ async function main() {
   const operationResults = compareAnswers(selected, normalized);
 
   const { cells, rssAtStartMb, peakRssMb } = await loadPass(url, name, selected, variantResults);
+  const mix = process.env.BENCH_MIX === '0' ? undefined : await mixPass(url);
   const replicaRouting = process.env.BENCH_REPLICAS === '0' ? undefined : await replicaRoutingPass();
   const results = describeRun({
     peerNodeVersion,
@@ -242,6 +248,7 @@ async function main() {
     peakRssMb,
     rssAtStartMb,
     replicaRouting,
+    mix,
   });
   const markdown = renderMarkdown(results);
   writeFileSync(path.join(resultsDir, `${outputName}.json`), `${JSON.stringify(results, null, 2)}\n`);

@@ -149,7 +149,7 @@ export async function cacheLookups(server: ServerProcess) {
   return { hits: count('hit'), misses: count('miss') };
 }
 
-async function startPostGraphile(url: string, name: string): Promise<ServerProcess> {
+export async function startPostGraphile(url: string, name: string): Promise<ServerProcess> {
   const port = await freePort();
   return startServer({
     name,

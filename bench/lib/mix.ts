@@ -1,0 +1,458 @@
+import http from 'node:http';
+import pg from 'pg';
+import { auth, log, settings, warnings } from './config.js';
+import { dataSet } from './data.js';
+import { benchResponseCacheTtlMs } from './operations.js';
+import type { ServerProcess } from './processes.js';
+import { cacheLookups, startGateway, startPostGraphile } from './servers.js';
+
+/**
+ * A realistic mix, where the other operations repeat one request: several
+ * clients, each drawing from seeded distributions: pets by id (ids
+ * Zipf-distributed over the read pets), pet pages filtered by category and
+ * status and ordered by name, categories with their pets, inventory, orders
+ * with a token (about a fifth of reads), and about 2% writes (updatePet,
+ * updateInventory, placeOrder). Sent to the gateway uncached, the gateway
+ * with its response cache, and PostGraphile, whose clients make the same
+ * writes straight in SQL (it has no such mutations), at the same rate.
+ *
+ * A staleness checker reads every pet name in every answer. Renames are the
+ * only writes to names and each one writes `mix <n>` with n rising; writes to
+ * one pet are never concurrent, so once a rename is acknowledged, any answer
+ * to a read sent after it must show that pet at n or later. An answer that
+ * shows an older name is stale; a client's read of the pet it just renamed
+ * (read-your-writes) is checked the same way.
+ */
+
+export interface MixResult {
+  server: 'gateway' | 'gateway-cached' | 'postgraphile';
+  requests: number;
+  requestsPerSecond: number;
+  latencyMs: { p50: number; p99: number };
+  writes: number;
+  errors: number;
+  /** Answers that showed a pet older than a rename acknowledged before they were sent. */
+  stale: number;
+  /** Pet names checked against acknowledged renames, and reads right after a client's own rename. */
+  checkedNames: number;
+  ownWriteReads: number;
+  /** The response cache's hits ÷ lookups over the cell (cached gateway only). */
+  hitShare: number | null;
+  byKind: Record<string, number>;
+}
+
+const ZIPF_EXPONENT = 1.1;
+const SEED = 20261124;
+const CLIENTS = 10;
+
+/** mulberry32: a small seeded generator, so every run and every server gets the same sequence. */
+function seeded(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Ranks 1..n with P(k) ∝ k^-s; rank k is pet id k (low ids are the popular ones). */
+function zipf(n: number, s: number): (random: () => number) => number {
+  const cdf = new Float64Array(n);
+  let total = 0;
+  for (let k = 1; k <= n; k++) cdf[k - 1] = total += 1 / k ** s;
+  return (random) => {
+    const target = random() * total;
+    let low = 0;
+    let high = n - 1;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (cdf[mid]! < target) low = mid + 1;
+      else high = mid;
+    }
+    return low + 1;
+  };
+}
+
+type Target = 'gateway' | 'postgraphile';
+interface Request {
+  kind: string;
+  query: string;
+  variables: Record<string, unknown>;
+  token?: boolean;
+}
+
+const STATUSES = ['AVAILABLE', 'AVAILABLE', 'AVAILABLE', 'PENDING', 'SOLD'];
+
+/** The reads, as each server names them; both answer with the same shapes the checker reads. */
+function read(kind: string, target: Target, random: () => number, popularPet: (random: () => number) => number): Request {
+  const gw = target === 'gateway';
+  const pick = <T>(values: T[]) => values[Math.floor(random() * values.length)]!;
+  switch (kind) {
+    case 'pet':
+      return gw
+        ? {
+            kind,
+            query: 'query MixPet($id: ID!) { pet(id: $id) { id name status category { id name } inventory { quantity status } } }',
+            variables: { id: String(popularPet(random)) },
+          }
+        : {
+            kind,
+            query:
+              'query MixPet($id: BigInt!) { petByRowId(rowId: $id) { rowId name status categoryByCategoryId { rowId name } inventoryItemByPetId { quantity status } } }',
+            variables: { id: String(popularPet(random)) },
+          };
+    case 'pets': {
+      // Half the pages by category, half by category and status; the popular categories first.
+      const category = String(1 + Math.floor(random() ** 2 * dataSet.categories));
+      const status = random() < 0.5 ? pick(STATUSES) : undefined;
+      return gw
+        ? {
+            kind,
+            query:
+              'query MixPets($filter: PetFilter) { pets(first: 20, filter: $filter, orderBy: { field: NAME }) { nodes { id name status } } }',
+            variables: { filter: { categoryId: category, ...(status ? { status } : {}) } },
+          }
+        : {
+            kind,
+            // PostGraphile offers orders on indexed columns only, and pets.name has no index: by id.
+            query:
+              'query MixPets($condition: PetCondition) { allPets(first: 20, condition: $condition, orderBy: PRIMARY_KEY_ASC) { nodes { rowId name status } } }',
+            variables: { condition: { categoryId: category, ...(status ? { status: status.toLowerCase() } : {}) } },
+          };
+    }
+    case 'categories': {
+      const first = pick([5, 10, 20]);
+      return gw
+        ? {
+            kind,
+            query:
+              'query MixCategories($first: Int!) { categories(first: $first) { nodes { id name pets(first: 5) { nodes { id name } } } } }',
+            variables: { first },
+          }
+        : {
+            kind,
+            query:
+              'query MixCategories($first: Int!) { allCategories(first: $first, orderBy: PRIMARY_KEY_ASC) { nodes { rowId name petsByCategoryId(first: 5, orderBy: PRIMARY_KEY_ASC) { nodes { rowId name } } } } }',
+            variables: { first },
+          };
+    }
+    case 'inventory': {
+      const status = pick(STATUSES);
+      return gw
+        ? {
+            kind,
+            query: 'query MixInventory($status: PetStatus!) { inventory(first: 20, filter: { status: $status }) { nodes { petId quantity status } } }',
+            variables: { status },
+          }
+        : {
+            kind,
+            // PostGraphile names the enum's values as PostgreSQL spells them.
+            query:
+              'query MixInventory($status: PetStatus!) { allInventoryItems(first: 20, condition: { status: $status }, orderBy: PRIMARY_KEY_ASC) { nodes { petId quantity status } } }',
+            variables: { status: status.toLowerCase() },
+          };
+    }
+    default: {
+      const petId = String(popularPet(random));
+      return gw
+        ? {
+            kind: 'orders',
+            query: 'query MixOrders($petId: ID!) { orders(first: 20, filter: { petId: $petId }) { nodes { id petId quantity complete } } }',
+            variables: { petId },
+            token: true,
+          }
+        : {
+            kind: 'orders',
+            query:
+              'query MixOrders($petId: BigInt!) { allOrders(first: 20, condition: { petId: $petId }, orderBy: PRIMARY_KEY_ASC) { nodes { rowId petId quantity complete } } }',
+            variables: { petId },
+          };
+    }
+  }
+}
+
+/** What a draw is: reads by weight, and 2% writes. */
+function drawKind(random: () => number): string {
+  const x = random();
+  if (x < 0.02) return x < 0.01 ? 'rename' : x < 0.015 ? 'stock' : 'order';
+  const y = (x - 0.02) / 0.98;
+  if (y < 0.4) return 'pet';
+  if (y < 0.6) return 'pets';
+  if (y < 0.72) return 'categories';
+  if (y < 0.8) return 'inventory';
+  return 'orders';
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: CLIENTS * 2 });
+
+function post(url: string, body: string, token?: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+        },
+      },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (text += chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, text }));
+        response.on('error', reject);
+      },
+    );
+    request.setTimeout(10_000, () => request.destroy(new Error('no answer in 10 s')));
+    request.on('error', reject);
+    request.end(body);
+  });
+}
+
+/** Every pet an answer shows, as [id, name]: pets by id, pages, and categories' pets, on both servers. */
+function petsIn(value: unknown, found: Array<[string, string]> = []): Array<[string, string]> {
+  if (Array.isArray(value)) {
+    for (const item of value) petsIn(item, found);
+  } else if (value && typeof value === 'object') {
+    const record = value as Record<string, unknown>;
+    const id = record.id ?? record.rowId;
+    // A pet: an id and a name, and not a category (whose fields hold pets, not a status).
+    if (id !== undefined && typeof record.name === 'string' && ('status' in record || !('pets' in record || 'petsByCategoryId' in record))) {
+      found.push([String(id), record.name]);
+    }
+    // A pet's category has an id and a name too: not a pet.
+    for (const [key, child] of Object.entries(record)) if (key !== 'category' && key !== 'categoryByCategoryId') petsIn(child, found);
+  }
+  return found;
+}
+
+/** Renames as acknowledged: per pet, each rename's number and when its answer arrived, in order. */
+class Renames {
+  private readonly acknowledged = new Map<string, Array<{ version: number; at: number }>>();
+  private readonly writing = new Set<string>();
+  private next = 1;
+
+  /** A new name for `petId`, or undefined when a rename of it is still in flight (renames of one pet never overlap). */
+  begin(petId: string): number | undefined {
+    if (this.writing.has(petId)) return undefined;
+    this.writing.add(petId);
+    return this.next++;
+  }
+
+  end(petId: string, version: number | undefined, at: number) {
+    this.writing.delete(petId);
+    if (version === undefined) return;
+    const list = this.acknowledged.get(petId) ?? [];
+    list.push({ version, at });
+    this.acknowledged.set(petId, list);
+  }
+
+  /** The newest version acknowledged before `sentAt`, 0 when none. */
+  required(petId: string, sentAt: number): number {
+    const list = this.acknowledged.get(petId);
+    if (!list) return 0;
+    for (let i = list.length - 1; i >= 0; i--) if (list[i]!.at < sentAt) return list[i]!.version;
+    return 0;
+  }
+}
+
+const reported = new Set<string>();
+
+const versionOf = (name: string) => Number(/^mix (\d+)$/.exec(name)?.[1] ?? 0);
+
+async function runCell(
+  server: ServerProcess,
+  target: Target,
+  resultName: MixResult['server'],
+  durationS: number,
+  sql: pg.Pool,
+): Promise<MixResult> {
+  const renames = new Renames();
+  const popularPet = zipf(dataSet.readPets, ZIPF_EXPONENT);
+  const latencies: number[] = [];
+  const byKind: Record<string, number> = {};
+  let writes = 0;
+  let errors = 0;
+  let stale = 0;
+  let checkedNames = 0;
+  let ownWriteReads = 0;
+  const url = `${server.url}/graphql`;
+  const lookupsBefore = resultName === 'gateway-cached' ? await cacheLookups(server) : undefined;
+  const deadline = performance.now() + durationS * 1000;
+
+  // The first error of each kind goes into the report's warnings: a wrong document shows at once.
+  const failed = (kind: string, detail: string) => {
+    errors++;
+    if (reported.has(`${resultName} ${kind}`)) return;
+    reported.add(`${resultName} ${kind}`);
+    warnings.push(`mix ${resultName} ${kind}: ${detail.slice(0, 300)}`);
+  };
+  const check = (kind: string, status: number, text: string, sentAt: number) => {
+    let body: { data?: unknown; errors?: unknown };
+    try {
+      body = JSON.parse(text);
+    } catch {
+      failed(kind, `${status} ${text}`);
+      return;
+    }
+    if (status !== 200 || body.errors) failed(kind, `${status} ${JSON.stringify(body.errors)}`);
+    for (const [id, name] of petsIn(body.data)) {
+      checkedNames++;
+      if (versionOf(name) < renames.required(id, sentAt)) stale++;
+    }
+  };
+
+  const gatewayWrite = async (kind: string, random: () => number): Promise<string | undefined> => {
+    if (kind === 'rename') {
+      const petId = String(popularPet(random));
+      const version = renames.begin(petId);
+      if (version === undefined) return undefined;
+      let acknowledged: number | undefined;
+      try {
+        if (target === 'gateway') {
+          const answer = await post(
+            url,
+            JSON.stringify({
+              query: 'mutation MixRename($id: ID!, $name: String!) { updatePet(id: $id, input: { name: $name }) { id name } }',
+              variables: { id: petId, name: `mix ${version}` },
+            }),
+            auth.token,
+          );
+          if (answer.status === 200 && !answer.text.includes('"errors"')) acknowledged = version;
+          else failed(kind, `${answer.status} ${answer.text}`);
+        } else {
+          await sql.query('UPDATE pets SET name = $1, updated_at = now() WHERE id = $2', [`mix ${version}`, petId]);
+          acknowledged = version;
+        }
+      } finally {
+        renames.end(petId, acknowledged, performance.now());
+      }
+      return acknowledged === undefined ? undefined : petId;
+    }
+    if (kind === 'stock') {
+      const petId = String(popularPet(random));
+      const quantity = 1 + Math.floor(random() * 100);
+      if (target === 'gateway') {
+        const answer = await post(
+          url,
+          JSON.stringify({
+            query: 'mutation MixStock($petId: ID!, $quantity: Int!) { updateInventory(petId: $petId, input: { quantity: $quantity }) { petId quantity } }',
+            variables: { petId, quantity },
+          }),
+          auth.token,
+        );
+        if (answer.status !== 200 || answer.text.includes('"errors"')) failed(kind, `${answer.status} ${answer.text}`);
+      } else {
+        await sql.query('UPDATE inventory_items SET quantity = $1, updated_at = now() WHERE pet_id = $2', [quantity, petId]);
+      }
+      return undefined;
+    }
+    const petId = String(dataSet.readPets + 1 + Math.floor(random() * (dataSet.pets - dataSet.readPets)));
+    if (target === 'gateway') {
+      const answer = await post(
+        url,
+        JSON.stringify({
+          query: 'mutation MixOrder($input: PlaceOrderInput!) { placeOrder(input: $input) { id } }',
+          variables: { input: { petId, quantity: 1 } },
+        }),
+        auth.token,
+      );
+      if (answer.status !== 200 || answer.text.includes('"errors"')) failed(kind, `${answer.status} ${answer.text}`);
+    } else {
+      await sql.query('SELECT bench_place_order($1, 1)', [petId]);
+    }
+    return undefined;
+  };
+
+  const client = async (index: number) => {
+    const random = seeded(SEED + index);
+    let ownPet: string | undefined;
+    while (performance.now() < deadline) {
+      const kind = ownPet ? 'pet' : drawKind(random);
+      byKind[kind] = (byKind[kind] ?? 0) + 1;
+      const sentAt = performance.now();
+      try {
+        if (kind === 'rename' || kind === 'stock' || kind === 'order') {
+          writes++;
+          ownPet = await gatewayWrite(kind, random);
+          latencies.push(performance.now() - sentAt);
+          continue;
+        }
+        const request = read(kind, target, random, popularPet);
+        if (ownPet) {
+          // Read-your-writes: the pet this client just renamed, read at once.
+          request.variables = { id: ownPet };
+          ownWriteReads++;
+          ownPet = undefined;
+        }
+        const answer = await post(url, JSON.stringify({ query: request.query, variables: request.variables }), request.token ? auth.token : undefined);
+        latencies.push(performance.now() - sentAt);
+        check(kind, answer.status, answer.text, sentAt);
+      } catch (error) {
+        failed(kind, String(error));
+        ownPet = undefined;
+      }
+    }
+  };
+  const startedAt = performance.now();
+  await Promise.all(Array.from({ length: CLIENTS }, (_, index) => client(index)));
+  const elapsedS = (performance.now() - startedAt) / 1000;
+  const lookupsAfter = lookupsBefore ? await cacheLookups(server) : undefined;
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => Math.round((latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0) * 10) / 10;
+  const hits = lookupsBefore && lookupsAfter ? lookupsAfter.hits - lookupsBefore.hits : 0;
+  const misses = lookupsBefore && lookupsAfter ? lookupsAfter.misses - lookupsBefore.misses : 0;
+  return {
+    server: resultName,
+    requests: latencies.length,
+    requestsPerSecond: latencies.length / elapsedS,
+    latencyMs: { p50: at(0.5), p99: at(0.99) },
+    writes,
+    errors,
+    stale,
+    checkedNames,
+    ownWriteReads,
+    hitShare: lookupsBefore ? hits / Math.max(1, hits + misses) : null,
+    byKind,
+  };
+}
+
+/**
+ * The mix on all three servers, started afresh on the bench database: each warmed up, then
+ * measured for `settings.durationS` × 1.5 at 10 clients, in turn.
+ */
+export async function mixPass(databaseUrl: string): Promise<MixResult[]> {
+  log('mix pass: the gateway uncached, with its response cache, and PostGraphile, on a realistic mix');
+  const servers: Array<[ServerProcess, Target, MixResult['server']]> = [
+    [await startGateway(databaseUrl, 'gateway-mix'), 'gateway', 'gateway'],
+    [
+      await startGateway(databaseUrl, 'gateway-cached-mix', [], { RESPONSE_CACHE_TTL_MS: String(benchResponseCacheTtlMs) }),
+      'gateway',
+      'gateway-cached',
+    ],
+    [await startPostGraphile(databaseUrl, 'postgraphile-mix'), 'postgraphile', 'postgraphile'],
+  ];
+  const sql = new pg.Pool({ connectionString: databaseUrl, max: CLIENTS });
+  const results: MixResult[] = [];
+  try {
+    for (const [server, target, name] of servers) {
+      await runCell(server, target, name, Math.max(1, settings.warmupS / 2), sql);
+      const result = await runCell(server, target, name, settings.durationS * 1.5, sql);
+      results.push(result);
+      log(
+        `mix ${name.padEnd(15)} ${result.requestsPerSecond.toFixed(0).padStart(6)} req/s  p50 ${result.latencyMs.p50} ms  p99 ${result.latencyMs.p99} ms  ` +
+          `writes ${result.writes}  errors ${result.errors}  stale ${result.stale} of ${result.checkedNames} names` +
+          (result.hitShare === null ? '' : `  hits ${(result.hitShare * 100).toFixed(0)}%`),
+      );
+    }
+  } finally {
+    await sql.end();
+    for (const [server] of servers) await server.stop();
+  }
+  return results;
+}
