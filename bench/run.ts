@@ -234,7 +234,7 @@ async function main() {
   const operationResults = compareAnswers(selected, normalized);
 
   const { cells, rssAtStartMb, peakRssMb } = await loadPass(url, name, selected, variantResults);
-  const mix = process.env.BENCH_MIX === '0' ? undefined : await mixPass(url);
+  const mix = process.env.BENCH_MIX === '0' ? undefined : await mixPass(url, name);
   const replicaRouting = process.env.BENCH_REPLICAS === '0' ? undefined : await replicaRoutingPass();
   const results = describeRun({
     peerNodeVersion,

@@ -145,7 +145,13 @@ export async function drive(server: ServerProcess, variant: Variant, connections
   return (await autocannon(options as unknown as autocannon.Options)) as unknown as AutocannonResult;
 }
 
-export async function cell(server: ServerProcess, variant: Variant, connections: number, backend: BackendCpu): Promise<CellResult> {
+export async function cell(
+  server: ServerProcess,
+  variant: Variant,
+  connections: number,
+  backend: BackendCpu,
+  durationS = settings.durationS,
+): Promise<CellResult> {
   const lookupsBefore = variant.responseCache ? await cacheLookups(server) : undefined;
   const cpuBefore = cpuMs(server.pid);
   const machineBefore = machineCpu();
@@ -153,7 +159,7 @@ export async function cell(server: ServerProcess, variant: Variant, connections:
   const wallBefore = performance.now();
   backend.start();
   const sampler = setInterval(() => backend.sample(), 1000);
-  const result = await drive(server, variant, connections, settings.durationS);
+  const result = await drive(server, variant, connections, durationS);
   clearInterval(sampler);
   const postgresMs = backend.available ? backend.elapsed() : null;
   const cpuAfter = cpuMs(server.pid);

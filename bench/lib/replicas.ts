@@ -42,10 +42,11 @@ export async function replicaRoutingPass(): Promise<ReplicaRoutingResult | undef
       const backend = new BackendCpu('petstore');
       const pairs: ReplicaRoutingResult['pairs'] = [];
       for (const variant of variants) {
-        for (const server of [primaryOnly, withReplica]) await drive(server, variant, 10, Math.max(1, settings.warmupS / 2));
+        for (const server of [primaryOnly, withReplica]) await drive(server, variant, 10, Math.max(1, settings.warmupS / 4));
         const readsBefore = await readsByServer(withReplica.url);
-        const alone = await cell(primaryOnly, variant, 10, backend);
-        const routed = await cell(withReplica, variant, 10, backend);
+        // Shorter cells than the main pass's: the whole bench stays under 10 minutes.
+        const alone = await cell(primaryOnly, variant, 10, backend, settings.durationS * 0.75);
+        const routed = await cell(withReplica, variant, 10, backend, settings.durationS * 0.75);
         const readsAfter = await readsByServer(withReplica.url);
         const replicaReads = readsAfter.replica - readsBefore.replica;
         const allReads = replicaReads + readsAfter.primary - readsBefore.primary;

@@ -191,20 +191,23 @@ export function renderMarkdown(results: BenchResults): string {
     lines.push('## A realistic mix');
     lines.push('');
     lines.push(
-      '10 clients for ' + `${settings.durationS * 1.5} s each, drawing from seeded distributions: 40% pets by id (Zipf, s = 1.1, over the ` +
+      '10 clients for ' + `${settings.durationS * 1.25} s each, drawing from seeded distributions: 40% pets by id (Zipf, s = 1.1, over the ` +
         '9,000 read pets), 20% pet pages by category (and half of them by status) ordered by name, 12% categories with ' +
         'their first pets, 8% inventory by status, 20% orders of a pet with a token; and 2% writes (renames, stock ' +
         'counts, placeOrder) through the gateway, or in SQL beside PostGraphile. Stale: answers showing a pet older than ' +
         'a rename acknowledged before they were sent (each client also reads every pet it renames at once).',
     );
     lines.push('');
-    lines.push('| Server | req/s | ÷ PostGraphile | p50 / p99 ms | cache hits | stale answers | names checked | own-write reads | writes | errors |');
-    lines.push('|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
+    lines.push(
+      '| Server | req/s | ÷ PostGraphile | p50 / p99 ms | cache hits | stale answers | names checked | own-write reads | writes | errors | CPU ms/req server / PostgreSQL | load generator CPU |',
+    );
+    lines.push('|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
     for (const result of results.mix) {
       lines.push(
         `| ${result.server} | ${fmt(result.requestsPerSecond)} | ${ratio(result.requestsPerSecond, peer?.requestsPerSecond)} | ` +
           `${fmt(result.latencyMs.p50, 1)} / ${fmt(result.latencyMs.p99, 1)} | ${result.hitShare === null ? '–' : `${fmt(result.hitShare * 100)}%`} | ` +
-          `${fmt(result.stale)} | ${fmt(result.checkedNames)} | ${fmt(result.ownWriteReads)} | ${fmt(result.writes)} | ${fmt(result.errors)} |`,
+          `${fmt(result.stale)} | ${fmt(result.checkedNames)} | ${fmt(result.ownWriteReads)} | ${fmt(result.writes)} | ${fmt(result.errors)} | ` +
+          `${fmt(result.serverCpuMsPerRequest, 2)} / ${fmt(result.postgresCpuMsPerRequest, 2)} | ${fmt(result.loadGeneratorCpuPercent)}% |`,
       );
     }
     lines.push('');
