@@ -143,7 +143,8 @@ const environmentSchema = z.object({
     })
     .default('petstore-rate'),
   RESPONSE_CACHE_TTL_MS: wholeNumber('RESPONSE_CACHE_TTL_MS', 0, 3_600_000).default(0),
-  RESPONSE_CACHE_MAX_ENTRIES: wholeNumber('RESPONSE_CACHE_MAX_ENTRIES', 1, 1_000_000).default(1_000),
+  RESPONSE_CACHE_MAX_ENTRIES: wholeNumber('RESPONSE_CACHE_MAX_ENTRIES', 1, 1_000_000).default(10_000),
+  RESPONSE_CACHE_MAX_BYTES: wholeNumber('RESPONSE_CACHE_MAX_BYTES', 1_000_000, 8_000_000_000).default(64_000_000),
   BODY_LIMIT_BYTES: wholeNumber('BODY_LIMIT_BYTES', 1_024, 10_485_760).default(102_400),
   GRAPHQL_COMPILE_AFTER_USES: wholeNumber('GRAPHQL_COMPILE_AFTER_USES', 0, 1_000_000).default(2),
   TRUSTED_DOCUMENTS: z
@@ -230,6 +231,9 @@ export function redisOptions(timeouts: RedisTimeouts, { queueWhileAway = false }
     maxRetriesPerRequest: 1,
     enableOfflineQueue: queueWhileAway,
     retryStrategy: (attempt: number) => Math.min(attempt * 200, 2_000),
+    // Commands sent in the same turn of the event loop (the response cache's lookups, rate limits
+    // of concurrent requests) go out in one write.
+    enableAutoPipelining: true,
   };
 }
 
@@ -257,14 +261,14 @@ export interface Limits {
 }
 
 /**
- * The response cache for anonymous reads. Each instance keeps its own answers;
- * the write generation that outdates them is shared through Redis when there
- * is one, under `generationKey`.
+ * The response cache. Each instance keeps its own answers; the write log that
+ * outdates them is shared through Redis when there is one, under `keyPrefix`.
  */
 export interface ResponseCacheSettings {
   ttlMs: number;
   maxEntries: number;
-  generationKey: string;
+  maxBytes: number;
+  keyPrefix: string;
 }
 
 export interface Config {
@@ -478,7 +482,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         ? {
             ttlMs: settings.RESPONSE_CACHE_TTL_MS,
             maxEntries: settings.RESPONSE_CACHE_MAX_ENTRIES,
-            generationKey: `${settings.EVENTS_CHANNEL_PREFIX}response-cache-generation`,
+            maxBytes: settings.RESPONSE_CACHE_MAX_BYTES,
+            keyPrefix: `${settings.EVENTS_CHANNEL_PREFIX}response-cache:`,
           }
         : undefined,
     introspection: settings.INTROSPECTION ?? !production,

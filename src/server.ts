@@ -20,13 +20,14 @@ import { limitDuration } from './http/middleware/time-limit.js';
 import { errorAnswer } from './http/refusal.js';
 import { clientAddress } from './http/request.js';
 import { GRAPHQL_PATH, OPENAPI_PATH } from './http/routes.js';
+import { createResponseCache } from './http/response-cache/store.js';
 import { createGraphQLHandler, serveGraphQL } from './http/transports/graphql.js';
 import { metricsRoutes, operationsRoutes } from './http/transports/operations.js';
 import { createRestRouter } from './http/transports/rest.js';
 import { serveGraphQLOverWebSocket } from './http/transports/websocket.js';
 import type { TrustedDocumentsOptions } from './http/plugins/use-trusted-documents.js';
 import type { GatewayEnv } from './http/types.js';
-import type { Metrics } from './observability/metrics.js';
+import { type Metrics, watchResponseCache } from './observability/metrics.js';
 import type { OutageLog } from './observability/outages.js';
 import type { RedisHealth } from './observability/redis-health.js';
 
@@ -41,7 +42,7 @@ export interface GatewayOptions {
   limits: Limits;
   /** Shares rate limits (and the response cache's write generation) between instances when given. */
   redis?: Redis;
-  /** Anonymous reads served from memory until a write or `ttlMs`; off when absent. */
+  /** Query answers kept per scope set until a write they depend on, or `ttlMs`; off when absent. */
   responseCache?: ResponseCacheSettings;
   graphiql: boolean;
   introspection: boolean;
@@ -79,7 +80,18 @@ export function createGateway(options: GatewayOptions) {
   });
   // One per gateway: reads of single rows by id from concurrent requests become one statement.
   const lookups = createLookups();
-  const graphql = createGraphQLHandler({ ...options, legacy, lookups });
+  const responseCache = options.responseCache
+    ? watchResponseCache(
+        metrics,
+        createResponseCache({
+          ...options.responseCache,
+          redis: options.redis,
+          logger,
+          countLookup: (result) => metrics.responseCacheLookups.inc({ result }),
+        }),
+      )
+    : undefined;
+  const graphql = createGraphQLHandler({ ...options, legacy, lookups, responseCache });
   const rateLimiter = createRateLimiter({
     points: options.limits.rateLimit.requests,
     windowSeconds: options.limits.rateLimit.windowSeconds,
@@ -116,7 +128,7 @@ export function createGateway(options: GatewayOptions) {
   app.use(refuseInvalidTokens());
   app.use(readAfterPosition());
 
-  app.all(GRAPHQL_PATH, serveGraphQL(graphql));
+  app.all(GRAPHQL_PATH, serveGraphQL(graphql, responseCache));
   app.route('/', createRestRouter({ ...options, legacy, lookups }));
 
   app.notFound((c) => {

@@ -16,6 +16,16 @@ export interface RequestTrace {
   errorCode?: string;
 }
 
+/**
+ * Filled in by the response cache's GraphQL plugin for the HTTP layer: what the answer depends on,
+ * when it may be kept (a query answered without errors that read no subject and no deprecated field).
+ */
+export interface CacheNote {
+  /** Set for a query (what the cache counts as a miss; a mutation sent over the same path is not one). */
+  query?: boolean;
+  tags?: string[];
+}
+
 /** What the HTTP layer hands every GraphQL request (yoga's server context). */
 export interface RequestContext {
   requestId: string;
@@ -25,6 +35,8 @@ export interface RequestContext {
   deadline?: AbortSignal;
   /** A write position the caller has seen (the Read-After header): its reads must see at least that state. */
   readAfter?: bigint;
+  /** Present when the response cache may keep this request's answer. */
+  cacheNote?: CacheNote;
 }
 
 /** What hono's middleware leaves for the handlers behind them, and for each other. */

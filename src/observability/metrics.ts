@@ -97,7 +97,8 @@ export function createMetrics(options: MetricsOptions = {}) {
     },
     responseCacheLookups: new Counter({
       name: 'petstore_response_cache_lookups_total',
-      help: 'Anonymous GraphQL reads looked up in the response cache, by result (hit or miss).',
+      help:
+        'GraphQL queries looked up in the response cache, by result: hit, miss, outdated (kept but outdated by a write, then executed), shared (the answer of an identical request executing at the time).',
       labelNames: ['result'] as const,
       registers: [registry],
     }),
@@ -146,6 +147,27 @@ export function watchReplicas(metrics: Metrics, replicas: { status(): ReplicaSta
       }
     },
   });
+}
+
+/** The response cache's size (answers kept, and the bytes of their JSON), read when Prometheus scrapes. Returns the cache. */
+export function watchResponseCache<T extends { stats(): { entries: number; bytes: number } }>(metrics: Metrics, cache: T): T {
+  new Gauge({
+    name: 'petstore_response_cache_entries',
+    help: 'Answers the response cache keeps right now.',
+    registers: [metrics.registry],
+    collect() {
+      this.set(cache.stats().entries);
+    },
+  });
+  new Gauge({
+    name: 'petstore_response_cache_bytes',
+    help: 'The size of the answers the response cache keeps right now (their JSON).',
+    registers: [metrics.registry],
+    collect() {
+      this.set(cache.stats().bytes);
+    },
+  });
+  return cache;
 }
 
 /** Database pool use, read when Prometheus scrapes. */

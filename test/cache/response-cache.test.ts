@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type GraphQLResponse, useTestGateway } from '../support/gateway.js';
+import pg from 'pg';
+import { allScopes } from '../../src/auth/scopes.js';
+import { type GraphQLResponse, testToken, useTestGateway } from '../support/gateway.js';
 import {
   baseUrlOf,
   channelPrefix,
@@ -13,9 +15,11 @@ import {
 import { type GatewayProcess, postGraphQL, stopAll } from '../support/processes.js';
 
 /**
- * The response cache (RESPONSE_CACHE_TTL_MS): anonymous reads are answered
- * from memory, and no answer from before a write is given once that write has
- * answered: not by this instance, nor (through Redis) by another.
+ * The response cache (RESPONSE_CACHE_TTL_MS): query answers are kept per
+ * scope set and given from memory; a write outdates the answers that hold what
+ * it changed or list or count its types, and no others; no answer from before
+ * a write is given once that write has answered: not by this instance, nor
+ * (through Redis) by another.
  */
 
 const CATALOGUE = /* GraphQL */ `
@@ -44,15 +48,20 @@ const PET_NAME = /* GraphQL */ `
   }
 `;
 
-const gateway = useTestGateway({
-  responseCache: { ttlMs: 60_000, maxEntries: 100, generationKey: 'unused without Redis' },
-});
+const settings = { ttlMs: 60_000, maxEntries: 100, maxBytes: 10_000_000, keyPrefix: 'unused without Redis' };
+const gateway = useTestGateway({ responseCache: settings });
 
 const anonymous = <T = Record<string, unknown>>(query: string, variables?: Record<string, unknown>) =>
   gateway.graphql<T>(query, variables, { token: null });
-/** With a token the cache is bypassed: what the database holds now. */
+/** Every scope: answers shared by every caller with every scope. */
 const authenticated = <T = Record<string, unknown>>(query: string, variables?: Record<string, unknown>) =>
   gateway.graphql<T>(query, variables);
+/**
+ * What the database holds now: a caller whose scope set no other request has (every scope and
+ * one of its own) shares no answer, so its request is executed.
+ */
+const fresh = async <T = Record<string, unknown>>(query: string, variables?: Record<string, unknown>) =>
+  gateway.graphql<T>(query, variables, { token: await testToken([...allScopes, `fresh:${randomUUID()}`]) });
 
 /** The catalogue read, which must succeed: a cached error would prove nothing. */
 async function catalogue(read: typeof anonymous) {
@@ -74,11 +83,12 @@ async function statementsDuring(work: () => Promise<unknown>) {
   return gateway.statements.length;
 }
 
-async function lookups(result: 'hit' | 'miss') {
-  const text = await (await fetch(`${gateway.baseUrl}/metrics`)).text();
-  const line = text.split('\n').find((row) => row.startsWith(`petstore_response_cache_lookups_total{result="${result}"}`));
+async function metric(name: string, baseUrl = gateway.baseUrl) {
+  const text = await (await fetch(`${baseUrl}/metrics`)).text();
+  const line = text.split('\n').find((row) => row.startsWith(`${name} `));
   return Number(line?.split(' ')[1] ?? 0);
 }
+const lookups = (result: 'hit' | 'miss' | 'outdated' | 'shared') => metric(`petstore_response_cache_lookups_total{result="${result}"}`);
 
 let categoryId = '';
 let emptyCategoryId = '';
@@ -109,7 +119,7 @@ describe('anonymous reads', () => {
     const before = await anonymous(PET_NAME, { id: petId });
     await gateway.prisma.pet.update({ where: { id: BigInt(petId) }, data: { name: 'Renamed in SQL' } });
     expect(await anonymous(PET_NAME, { id: petId })).toEqual(before);
-    expect((await authenticated(PET_NAME, { id: petId })).data).toEqual({ pet: { name: 'Renamed in SQL' } });
+    expect((await fresh(PET_NAME, { id: petId })).data).toEqual({ pet: { name: 'Renamed in SQL' } });
     await gateway.prisma.pet.update({ where: { id: BigInt(petId) }, data: { name: 'Rex' } });
   });
 
@@ -121,7 +131,7 @@ describe('anonymous reads', () => {
   });
 });
 
-describe('after each kind of write through the gateway, the next anonymous read is current', () => {
+describe('after each kind of write through the gateway, the next read is current, anonymous or not', () => {
   const writes: Array<[string, () => Promise<unknown>]> = [
     ['createPet', () => write('mutation ($input: NewPet!) { createPet(input: $input) { id } }', { input: { name: 'Nala', categoryId } })],
     ['updatePet', () => write('mutation ($id: ID!) { updatePet(id: $id, input: { name: "Rex II" }) { id } }', { id: petId })],
@@ -144,11 +154,14 @@ describe('after each kind of write through the gateway, the next anonymous read 
 
   it.each(writes)('%s', async (_name, change) => {
     const before = await catalogue(anonymous);
+    await catalogue(authenticated);
     expect(await statementsDuring(() => catalogue(anonymous))).toBe(0); // cached
+    expect(await statementsDuring(() => catalogue(authenticated))).toBe(0);
     await change();
     const after = await catalogue(anonymous);
     expect(after).not.toEqual(before);
-    expect(after).toEqual(await catalogue(authenticated));
+    expect(after).toEqual(await catalogue(fresh));
+    expect(await catalogue(authenticated)).toEqual(after);
   });
 
   it('also an answer that names no pet: an empty category gains one', async () => {
@@ -171,17 +184,179 @@ describe('after each kind of write through the gateway, the next anonymous read 
       petId,
     });
     expect(refused.errors?.[0]?.extensions?.code).toBe('INSUFFICIENT_STOCK');
-    expect(await catalogue(anonymous)).toEqual(await catalogue(authenticated));
+    expect(await catalogue(anonymous)).toEqual(await catalogue(fresh));
+  });
+});
+
+describe('who shares an answer', () => {
+  const ORDERS = 'query ($petId: ID!) { orders(filter: { petId: $petId }) { totalCount nodes { id quantity } } }';
+
+  it('callers with the same scopes, whoever they are; not callers with other scopes, nor anonymous ones', async () => {
+    const reader = (subject: string, scopes = ['orders:read']) => async (query: string, variables?: Record<string, unknown>) =>
+      gateway.graphql<{ pet: { name: string } }>(query, variables, { token: await testToken(scopes, subject) });
+    const name = `Shared ${randomUUID().slice(0, 6)}`;
+    await gateway.prisma.pet.update({ where: { id: BigInt(petId) }, data: { name } });
+    expect((await reader('alice')(PET_NAME, { id: petId })).data).toEqual({ pet: { name } });
+    // Changed behind the gateway's back: whoever gets the old name got the kept answer.
+    await gateway.prisma.pet.update({ where: { id: BigInt(petId) }, data: { name: `${name} (SQL)` } });
+    expect((await reader('bob')(PET_NAME, { id: petId })).data).toEqual({ pet: { name } });
+    expect((await reader('alice', ['orders:read', 'orders:write'])(PET_NAME, { id: petId })).data).toEqual({ pet: { name: `${name} (SQL)` } });
+    expect((await anonymous(PET_NAME, { id: petId })).data).toEqual({ pet: { name: `${name} (SQL)` } });
+    await write('mutation ($id: ID!) { updatePet(id: $id, input: { name: "Rex" }) { id } }', { id: petId });
+  });
+
+  it('orders, for any holder of orders:read, are outdated by an order placed through the gateway', async () => {
+    const token = await testToken(['orders:read'], 'carol');
+    const orders = async () => (await gateway.graphql<{ orders: { totalCount: number } }>(ORDERS, { petId }, { token })).data?.orders.totalCount;
+    const before = await orders();
+    expect(await statementsDuring(orders)).toBe(0);
+    await write('mutation ($petId: ID!) { updateInventory(petId: $petId, input: { quantity: 5 }) { quantity } }', { petId });
+    await write('mutation ($petId: ID!) { placeOrder(input: { petId: $petId, quantity: 1 }) { id } }', { petId });
+    expect(await orders()).toBe((before ?? 0) + 1);
+  });
+});
+
+describe('what a write outdates, and what it leaves', () => {
+  const PET = 'query ($id: ID!) { pet(id: $id) { name inventory { quantity } } }';
+  const CATEGORY = 'query ($id: ID!) { category(id: $id) { name } }';
+  const PAGE = 'query ($categoryId: ID!) { pets(filter: { categoryId: $categoryId }, orderBy: { field: NAME }) { totalCount nodes { name } } }';
+  let kept: { id: string; name: string };
+
+  beforeAll(async () => {
+    const pet = await gateway.prisma.pet.create({ data: { name: 'Kept', categoryId: BigInt(categoryId) } });
+    kept = { id: String(pet.id), name: 'Kept' };
+  });
+
+  it("a pet's rename outdates that pet and the lists of pets, not another pet nor a category", async () => {
+    await anonymous(PET, { id: kept.id });
+    await anonymous(CATEGORY, { id: categoryId });
+    const page = await anonymous(PAGE, { categoryId });
+    // Behind the gateway's back: an answer still showing the old value was kept.
+    await gateway.prisma.pet.update({ where: { id: BigInt(kept.id) }, data: { name: 'Kept (SQL)' } });
+    const category = await gateway.prisma.category.findUniqueOrThrow({ where: { id: BigInt(categoryId) } });
+    await gateway.prisma.category.update({ where: { id: category.id }, data: { name: `${category.name} (SQL)` } });
+    const outdatedBefore = await lookups('outdated');
+
+    await write('mutation ($id: ID!) { updatePet(id: $id, input: { name: "Rex the Renamed" }) { id } }', { id: petId });
+
+    expect((await anonymous(PET, { id: petId })).data).toEqual({ pet: { name: 'Rex the Renamed', inventory: expect.anything() } });
+    expect((await anonymous(PET, { id: kept.id })).data).toEqual({ pet: { name: 'Kept', inventory: null } });
+    expect((await anonymous(CATEGORY, { id: categoryId })).data).toEqual({ category: { name: category.name } });
+    const after = await anonymous<{ pets: { nodes: Array<{ name: string }> } }>(PAGE, { categoryId });
+    expect(after).not.toEqual(page);
+    expect(after.data?.pets.nodes.map((pet) => pet.name)).toContain('Rex the Renamed');
+    expect(await lookups('outdated')).toBeGreaterThan(outdatedBefore);
+    await gateway.prisma.category.update({ where: { id: category.id }, data: { name: category.name } });
+    await gateway.prisma.pet.update({ where: { id: BigInt(kept.id) }, data: { name: 'Kept' } });
+  });
+
+  it('a rename leaves lists in id order that do not show the pet; a pet that moves category outdates them', async () => {
+    const COUNT = 'query ($categoryId: ID!) { pets(filter: { categoryId: $categoryId }) { totalCount } }';
+    const count = async () => (await anonymous<{ pets: { totalCount: number } }>(COUNT, { categoryId })).data?.pets.totalCount;
+    const before = await count();
+    // Added behind the gateway's back: the count shows it only once its answer is outdated.
+    const hidden = await gateway.prisma.pet.create({ data: { name: 'Hidden', categoryId: BigInt(categoryId) } });
+    await write('mutation ($id: ID!) { updatePet(id: $id, input: { name: "Kept again" }) { id } }', { id: kept.id });
+    expect(await count()).toBe(before);
+    await write('mutation ($id: ID!, $categoryId: ID!) { updatePet(id: $id, input: { categoryId: $categoryId }) { id } }', {
+      id: kept.id,
+      categoryId: emptyCategoryId,
+    });
+    expect(await count()).toBe((before ?? 0) + 1 - 1);
+    expect(await fresh(COUNT, { categoryId })).toEqual({ data: { pets: { totalCount: before } } });
+    await gateway.prisma.pet.delete({ where: { id: hidden.id } });
+    await write('mutation ($id: ID!, $categoryId: ID!) { updatePet(id: $id, input: { categoryId: $categoryId, name: "Kept" }) { id } }', {
+      id: kept.id,
+      categoryId,
+    });
+  });
+
+  it("an order outdates the orders of its pet, not another pet's", async () => {
+    const ORDERS = 'query ($petId: ID!) { orders(filter: { petId: $petId }) { totalCount } }';
+    const orders = async (id: string) =>
+      (await gateway.graphql<{ orders: { totalCount: number } }>(ORDERS, { petId: id }, { token: await testToken(['orders:read'], 'dave') })).data?.orders
+        .totalCount;
+    const other = await gateway.prisma.pet.create({
+      data: { name: 'Stocked', categoryId: BigInt(categoryId), inventory: { create: { quantity: 9, status: 'available' } } },
+    });
+    await write('mutation ($petId: ID!) { updateInventory(petId: $petId, input: { quantity: 9 }) { quantity } }', { petId });
+    const mine = await orders(petId);
+    // Placed behind the gateway's back: shown only once the answer is outdated.
+    await gateway.prisma.order.create({ data: { petId: BigInt(petId), quantity: 1 } });
+    await write('mutation ($petId: ID!) { placeOrder(input: { petId: $petId, quantity: 1 }) { id } }', { petId: String(other.id) });
+    expect(await orders(petId)).toBe(mine);
+    await write('mutation ($petId: ID!) { placeOrder(input: { petId: $petId, quantity: 1 }) { id } }', { petId });
+    expect(await orders(petId)).toBe((mine ?? 0) + 2);
+  });
+
+  it('a stock entry made for a pet that had none shows in the answer that found none', async () => {
+    expect((await anonymous(PET, { id: kept.id })).data).toEqual({ pet: { name: 'Kept', inventory: null } });
+    await write('mutation ($petId: ID!) { updateInventory(petId: $petId, input: { quantity: 3 }) { quantity } }', { petId: kept.id });
+    expect((await anonymous(PET, { id: kept.id })).data).toEqual({ pet: { name: 'Kept', inventory: { quantity: 3 } } });
+  });
+
+  it('a pet created with the id a lookup found nothing under shows there', async () => {
+    const [sequence] = await gateway.prisma.$queryRaw<Array<{ next: bigint }>>`
+      SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END AS next FROM pets_id_seq`;
+    const id = String(sequence?.next);
+    expect((await anonymous(PET, { id })).data).toEqual({ pet: null });
+    const created = await write<{ createPet: { id: string } }>('mutation ($input: NewPet!) { createPet(input: $input) { id } }', {
+      input: { name: 'Newcomer', categoryId },
+    });
+    expect(created.createPet.id).toBe(id);
+    expect((await anonymous(PET, { id })).data).toEqual({ pet: { name: 'Newcomer', inventory: null } });
+  });
+});
+
+describe('identical requests at the same moment', () => {
+  it('share one execution: the first runs, the others wait for its answer', async () => {
+    const query = 'query Shared($id: ID!) { category(id: $id) { name pets { totalCount } } }';
+    const variables = { id: emptyCategoryId };
+    const sharedBefore = await lookups('shared');
+    // Hold the first execution in the database until all five have arrived.
+    const blocker = new pg.Client({ connectionString: gateway.databaseUrl });
+    await blocker.connect();
+    await blocker.query('BEGIN');
+    await blocker.query('LOCK TABLE categories IN ACCESS EXCLUSIVE MODE');
+    gateway.statements.length = 0;
+    const answers = Promise.all(Array.from({ length: 5 }, () => anonymous(query, variables)));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await blocker.query('COMMIT');
+    await blocker.end();
+    const [first, ...rest] = await answers;
+    expect(first?.errors).toBeUndefined();
+    for (const answer of rest) expect(answer).toEqual(first);
+    expect(gateway.statements.filter((sql) => sql.includes('"categories"'))).toHaveLength(1);
+    expect(await lookups('shared')).toBe(sharedBefore + 4);
+  });
+});
+
+describe('bounds', () => {
+  const small = useTestGateway({ responseCache: { ...settings, maxEntries: 2, maxBytes: 400 } });
+
+  it('keeps at most RESPONSE_CACHE_MAX_ENTRIES answers and RESPONSE_CACHE_MAX_BYTES of them, least recently used dropped first', async () => {
+    const categories = await Promise.all(['One', 'Two', 'Three'].map((name) => small.prisma.category.create({ data: { name } })));
+    const read = async (id: bigint) => (await small.graphql('query ($id: ID!) { category(id: $id) { name } }', { id: String(id) }, { token: null })).data;
+    for (const category of categories) await read(category.id);
+    // Renamed behind its back: the first answer was dropped (it shows the new name), the last two were kept.
+    for (const category of categories) await small.prisma.category.update({ where: { id: category.id }, data: { name: `${category.name}!` } });
+    expect(await read(categories[0]!.id)).toEqual({ category: { name: 'One!' } });
+    expect(await read(categories[2]!.id)).toEqual({ category: { name: 'Three' } });
+    expect(await metric('petstore_response_cache_entries', small.baseUrl)).toBe(2);
+    const bytes = await metric('petstore_response_cache_bytes', small.baseUrl);
+    expect(bytes).toBeGreaterThan(0);
+    expect(bytes).toBeLessThanOrEqual(400);
+    // An answer larger than the byte bound is not kept at all.
+    for (let i = 0; i < 5; i++) await small.prisma.category.create({ data: { name: `Long ${i}`, description: 'x'.repeat(100) } });
+    const big = 'query { categories(first: 50) { nodes { id name description } } }';
+    await small.graphql(big, {}, { token: null });
+    await small.prisma.category.update({ where: { id: categories[0]!.id }, data: { name: 'One!!' } });
+    const again = await small.graphql<{ categories: { nodes: Array<{ name: string }> } }>(big, {}, { token: null });
+    expect(again.data?.categories.nodes.map((category) => category.name)).toContain('One!!');
   });
 });
 
 describe('what is never cached', () => {
-  it('requests with a token: each runs its SQL and sees the database as it is', async () => {
-    await anonymous(PET_NAME, { id: petId });
-    expect(await statementsDuring(() => authenticated(PET_NAME, { id: petId }))).toBeGreaterThan(0);
-    expect(await statementsDuring(() => authenticated(PET_NAME, { id: petId }))).toBeGreaterThan(0);
-  });
-
   it('answers with errors', async () => {
     const query = 'query ($id: ID!) { pet(id: $id) { name } orders(first: 1) { totalCount } }';
     const hitsBefore = await lookups('hit');
@@ -201,9 +376,7 @@ describe('what is never cached', () => {
 });
 
 describe('expiry', () => {
-  const shortLived = useTestGateway({
-    responseCache: { ttlMs: 300, maxEntries: 100, generationKey: 'unused without Redis' },
-  });
+  const shortLived = useTestGateway({ responseCache: { ...settings, ttlMs: 300 } });
 
   it('an answer is dropped after RESPONSE_CACHE_TTL_MS, so changes made outside the gateway show then', async () => {
     const category = await shortLived.prisma.category.create({ data: { name: 'Short-lived' } });
@@ -223,11 +396,15 @@ describe('several instances (real processes on one database)', () => {
   let reader: GatewayProcess;
   let isolated: GatewayProcess;
   let id = '';
+  let otherId = '';
+  let categoryOfBoth = '';
 
   beforeAll(async () => {
     database = await migratedDatabase();
     const category = await database.prisma.category.create({ data: { name: 'Shared' } });
     id = String((await database.prisma.pet.create({ data: { name: 'Before', categoryId: category.id } })).id);
+    otherId = String((await database.prisma.pet.create({ data: { name: 'Other', categoryId: category.id } })).id);
+    categoryOfBoth = String(category.id);
     const cached = { RESPONSE_CACHE_TTL_MS: '60000', EVENTS_CHANNEL_PREFIX: channelPrefix() };
     [writer, reader, isolated] = await Promise.all([
       startProcess(database.url, { ...cached, REDIS_URL }),
@@ -260,5 +437,33 @@ describe('several instances (real processes on one database)', () => {
     expect(await name(isolated)).toBe('Before');
     const metrics = await (await fetch(`${baseUrlOf(reader)}/metrics`)).text();
     expect(metrics).toMatch(/petstore_response_cache_lookups_total\{result="miss"\} [1-9]/);
+  });
+
+  it('a write through one instance outdates on the others the answers that depend on it, and only those', async () => {
+    const read = async <T>(instance: GatewayProcess, query: string, variables: Record<string, unknown>) =>
+      (await postGraphQL<T>(instance.url, query, variables)).body.data;
+    const PAGE = 'query ($id: ID!) { category(id: $id) { name pets { nodes { name } } } }';
+    const CATEGORY_NAME = 'query ($id: ID!) { category(id: $id) { name } }';
+    await read(reader, PET_NAME, { id: otherId });
+    await read(reader, CATEGORY_NAME, { id: categoryOfBoth });
+    const page = await read<{ category: { pets: { nodes: Array<{ name: string }> } } }>(reader, PAGE, { id: categoryOfBoth });
+    // Behind the gateways' backs: what still shows the old value was kept.
+    await database.prisma.pet.update({ where: { id: BigInt(otherId) }, data: { name: 'Other (SQL)' } });
+    await database.prisma.category.update({ where: { id: BigInt(categoryOfBoth) }, data: { name: 'Shared (SQL)' } });
+    const renamed = `Renamed ${randomUUID().slice(0, 8)}`;
+    const rename = await postGraphQL(
+      writer.url,
+      'mutation ($id: ID!, $name: String!) { updatePet(id: $id, input: { name: $name }) { name } }',
+      { id, name: renamed },
+      { authorization: `Bearer ${await processToken()}` },
+    );
+    expect(rename.body.errors).toBeUndefined();
+    // Outdated on the reader: the list holding the renamed pet.
+    const after = await read<{ category: { pets: { nodes: Array<{ name: string }> } } }>(reader, PAGE, { id: categoryOfBoth });
+    expect(after?.category.pets.nodes.map((pet) => pet.name)).toContain(renamed);
+    expect(after).not.toEqual(page);
+    // Kept on the reader: another pet, and a category answer that names no pet.
+    expect(await read(reader, PET_NAME, { id: otherId })).toEqual({ pet: { name: 'Other' } });
+    expect(await read(reader, CATEGORY_NAME, { id: categoryOfBoth })).toEqual({ category: { name: 'Shared' } });
   });
 });

@@ -10,7 +10,7 @@ import { useTestGateway } from '../support/gateway.js';
 
 const gateway = useTestGateway();
 // With the response cache on: an incremental answer is never cached, and is whole every time.
-const cached = useTestGateway({ responseCache: { ttlMs: 60_000, maxEntries: 100, generationKey: 'defer-test' } });
+const cached = useTestGateway({ responseCache: { ttlMs: 60_000, maxEntries: 100, maxBytes: 10_000_000, keyPrefix: 'defer-test:' } });
 
 beforeAll(async () => {
   for (const { prisma } of [gateway, cached]) {

@@ -262,6 +262,9 @@ describe('security settings', () => {
       'RESPONSE_CACHE_TTL_MS must be a whole number from 0 to 3600000',
       'RESPONSE_CACHE_MAX_ENTRIES must be a whole number from 1 to 1000000',
     ]);
+    expect(problemLinesWith({ RESPONSE_CACHE_MAX_BYTES: '10' })).toEqual([
+      'RESPONSE_CACHE_MAX_BYTES must be a whole number from 1000000 to 8000000000',
+    ]);
   });
 
   it('leave the response cache off unless RESPONSE_CACHE_TTL_MS is above 0', () => {
@@ -269,9 +272,11 @@ describe('security settings', () => {
     expect(loadConfig({ RESPONSE_CACHE_TTL_MS: '0' }).responseCache).toBeUndefined();
     expect(loadConfig({ RESPONSE_CACHE_TTL_MS: '5000', EVENTS_CHANNEL_PREFIX: 'shop:' }).responseCache).toEqual({
       ttlMs: 5000,
-      maxEntries: 1000,
-      generationKey: 'shop:response-cache-generation',
+      maxEntries: 10_000,
+      maxBytes: 64_000_000,
+      keyPrefix: 'shop:response-cache:',
     });
+    expect(loadConfig({ RESPONSE_CACHE_TTL_MS: '5000', RESPONSE_CACHE_MAX_BYTES: '2000000' }).responseCache?.maxBytes).toBe(2_000_000);
   });
 });
 

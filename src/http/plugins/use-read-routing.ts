@@ -1,4 +1,4 @@
-import { getOperationAST } from 'graphql';
+import { type DocumentNode, getOperationAST } from 'graphql';
 import type { Plugin, YogaInitialContext } from 'graphql-yoga';
 import type { GraphQLContext } from '../../builder.js';
 import { parsePosition, type ReadRouting } from '../../database/replicas.js';
@@ -17,7 +17,7 @@ type Context = GraphQLContext & RequestContext & Partial<YogaInitialContext>;
  */
 export interface ReadRoutingPluginOptions {
   /** Queries that must read the primary: those the response cache may keep, so a kept answer is never behind a write. */
-  onPrimary?: (context: Context) => boolean;
+  onPrimary?: (document: DocumentNode, operationName?: string | null) => boolean;
 }
 
 export function useReadRouting(routing: ReadRouting, { onPrimary }: ReadRoutingPluginOptions = {}): Plugin<Context> {
@@ -28,7 +28,7 @@ export function useReadRouting(routing: ReadRouting, { onPrimary }: ReadRoutingP
       const operation = getOperationAST(args.document, args.operationName)?.operation;
       if (operation === 'query') {
         const readAfter = readAfterOf(context);
-        if (!onPrimary?.(context)) context.prisma = routing.reader(readAfter).prisma;
+        if (!onPrimary?.(args.document, args.operationName)) context.prisma = routing.reader(readAfter).prisma;
         return;
       }
       if (operation !== 'mutation') return;

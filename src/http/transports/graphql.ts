@@ -2,9 +2,8 @@ import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
-import type { Redis } from 'ioredis';
 import type { GraphQLContext } from '../../builder.js';
-import type { Limits, ResponseCacheSettings } from '../../config.js';
+import type { Limits } from '../../config.js';
 import type { PrismaClient } from '../../database/client.js';
 import type { ReadRouting } from '../../database/replicas.js';
 import type { Lookups } from '../../domain/lookups.js';
@@ -23,14 +22,15 @@ import { useOperationObserver } from '../plugins/use-operation-observer.js';
 import { useReadRouting } from '../plugins/use-read-routing.js';
 import { useQueryLimits } from '../plugins/use-query-limits.js';
 import { useRequestDeadline } from '../plugins/use-request-deadline.js';
-import { isAnonymous, useAnonymousResponseCache } from '../plugins/use-response-cache.js';
+import { mayBeCached, useResponseCache } from '../plugins/use-response-cache.js';
+import type { Lookup, ResponseCache } from '../response-cache/store.js';
 import { useRoundedIdRefusal } from '../plugins/use-rounded-id-refusal.js';
 import { useSubscriptionTokenExpiry } from '../plugins/use-subscription-token-expiry.js';
 import { type TrustedDocumentsOptions, useTrustedDocuments } from '../plugins/use-trusted-documents.js';
 import { useVariablePageCost } from '../plugins/use-variable-page-cost.js';
 import { refusal } from '../refusal.js';
 import { GRAPHQL_PATH } from '../routes.js';
-import type { GatewayEnv, RequestContext } from '../types.js';
+import type { CacheNote, GatewayEnv, RequestContext } from '../types.js';
 
 export interface GraphQLOptions {
   prisma: PrismaClient;
@@ -45,10 +45,8 @@ export interface GraphQLOptions {
   introspection: boolean;
   limits: Limits;
   legacy: LegacyPolicy;
-  /** Anonymous reads served from memory until a write or `ttlMs`; off when absent. */
-  responseCache?: ResponseCacheSettings;
-  /** Shares the response cache's write generation between instances when given. */
-  redis?: Redis;
+  /** Query answers kept per scope set until a write they depend on (createResponseCache); off when absent. */
+  responseCache?: ResponseCache;
   databaseOutage?: Pick<OutageLog, 'failed'>;
   /** Compile documents seen `afterUses` times with graphql-jit; graphql-js for all when absent. */
   compiledExecution?: { afterUses: number };
@@ -113,7 +111,7 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
       useOperationObserver(options.metrics),
       useDeprecationNotice(options.legacy),
       ...(options.readRouting?.enabled
-        ? [useReadRouting(options.readRouting, { onPrimary: options.responseCache ? isAnonymous : undefined })]
+        ? [useReadRouting(options.readRouting, { onPrimary: options.responseCache ? mayBeCached : undefined })]
         : []),
       // Before the response cache, which then wraps the compiled executor (after it, the cache was bypassed).
       ...(options.compiledExecution
@@ -124,16 +122,7 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
             }),
           ]
         : []),
-      ...(options.responseCache
-        ? [
-            useAnonymousResponseCache({
-              ...options.responseCache,
-              redis: options.redis,
-              logger: options.logger,
-              countLookup: (result) => options.metrics.responseCacheLookups.inc({ result }),
-            }),
-          ]
-        : []),
+      ...(options.responseCache ? [useResponseCache(options.responseCache)] : []),
       // Off, it still tells a browser why it gets no page.
       useGraphiQL(GRAPHQL_PATH, { title: 'Petstore GraphQL gateway' }, options.graphiql),
     ],
@@ -149,7 +138,7 @@ const WHOLE_ANSWER = /^application\/(graphql-response\+)?json\b/;
  * add after the handler keep), where yoga's own Response object would be read
  * back through a web stream.
  */
-export function serveGraphQL(yoga: GraphQLHandler) {
+export function serveGraphQL(yoga: GraphQLHandler, cache?: ResponseCache) {
   return async (c: Context<GatewayEnv>) => {
     if (c.req.method === 'PUT') {
       // What graphql-sse's single connection mode sends first, to reserve its stream: say so.
@@ -164,18 +153,69 @@ export function serveGraphQL(yoga: GraphQLHandler) {
         ),
       );
     }
-    const response = await yoga.fetch(c.req.raw, {
+    const serverContext: RequestContext = {
       requestId: c.get('requestId'),
       principal: c.get('principal'),
       trace: c.get('trace'),
       deadline: c.get('deadline'),
       readAfter: c.get('readAfter'),
-    });
-    if (!WHOLE_ANSWER.test(response.headers.get('content-type') ?? '')) return response;
+    };
+    if (cache && (c.req.method === 'GET' || c.req.method === 'POST')) return answerWithCache(c, yoga, cache, serverContext);
+    return passOn(c, await yoga.fetch(c.req.raw, serverContext));
+  };
+}
+
+async function passOn(c: Context<GatewayEnv>, response: Response) {
+  if (!WHOLE_ANSWER.test(response.headers.get('content-type') ?? '')) return response;
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    headers[name] = value;
+  });
+  return c.body(await response.text(), response.status as ContentfulStatusCode, headers);
+}
+
+/**
+ * A GET or POST with the response cache on: a request sent before by a caller with the same
+ * scopes, whose answer is kept and current, is answered from memory before GraphQL runs;
+ * otherwise GraphQL answers it, and what the plugin noted as one to keep is kept. A batch (a
+ * JSON array) is never kept: its parts would share one note.
+ */
+async function answerWithCache(c: Context<GatewayEnv>, yoga: GraphQLHandler, cache: ResponseCache, serverContext: RequestContext) {
+  const body = c.req.method === 'POST' ? await c.req.text() : '';
+  // The body is read: GraphQL gets a request of its own that carries it.
+  const forward = () => (c.req.method === 'POST' ? new Request(c.req.url, { method: 'POST', headers: c.req.raw.headers, body }) : c.req.raw);
+  if (/^\s*\[/.test(body)) return passOn(c, await yoga.fetch(forward(), serverContext));
+  const query = c.req.url.indexOf('?');
+  const key = cache.keyOf({
+    principal: serverContext.principal,
+    method: c.req.method,
+    search: query === -1 ? '' : c.req.url.slice(query),
+    accept: c.req.header('accept') ?? '',
+    contentType: c.req.header('content-type') ?? '',
+    body,
+  });
+  const lookup = await cache.lookup(key);
+  if (lookup.kind === 'hit') {
+    if (serverContext.trace) serverContext.trace.operation = lookup.answer.operation;
+    return c.body(lookup.answer.body, lookup.answer.status as ContentfulStatusCode, { 'content-type': lookup.answer.contentType });
+  }
+  const note: CacheNote = {};
+  let kept: Parameters<Extract<Lookup, { kind: 'miss' }>['finish']>[0];
+  try {
+    const response = await yoga.fetch(forward(), { ...serverContext, ...(lookup.kind === 'miss' ? { cacheNote: note } : {}) });
+    const contentType = response.headers.get('content-type') ?? '';
+    if (!WHOLE_ANSWER.test(contentType)) return response;
+    const text = await response.text();
+    if (note.tags && response.status === 200) {
+      kept = { body: text, status: response.status, contentType, operation: serverContext.trace?.operation, tags: note.tags };
+    }
     const headers: Record<string, string> = {};
     response.headers.forEach((value, name) => {
       headers[name] = value;
     });
-    return c.body(await response.text(), response.status as ContentfulStatusCode, headers);
-  };
+    return c.body(text, response.status as ContentfulStatusCode, headers);
+  } finally {
+    // Always: requests waiting for this one's answer go on, with it or without.
+    if (lookup.kind === 'miss') lookup.finish(kept, note.query === true);
+  }
 }

@@ -1,0 +1,310 @@
+import {
+  type DocumentNode,
+  type FieldNode,
+  type GraphQLField,
+  type FragmentDefinitionNode,
+  getArgumentValues,
+  getNamedType,
+  getNullableType,
+  getOperationAST,
+  type GraphQLNamedType,
+  GraphQLObjectType,
+  type GraphQLSchema,
+  isAbstractType,
+  isListType,
+  isObjectType,
+  Kind,
+  type SelectionSetNode,
+} from 'graphql';
+import type { DomainEvent } from '../../domain/events.js';
+
+/**
+ * What a cached answer depends on, and what a write changes, as tags:
+ *
+ * - `Pet:42`: that entity (a type and its id) appears in the answer;
+ * - `Pet:list`: the answer lists or counts pets (a connection or a list of
+ *   them), or found none where one could be (a lookup or a relation that
+ *   answered null), so a pet that comes, goes or moves can change it;
+ * - `Pet:any`: the answer holds a pet it cannot name (its id was not selected):
+ *   any write to a pet outdates it;
+ * - `Pet:list:name`, `Order:list@petId=7`: narrower lists (see listTags);
+ * - `Pet:*`: the answer holds a pet at all;
+ * - `*`: every answer (a write whose effects are not known here changes it);
+ * - `*:write`: an answer whose parts could not all be told apart: every write changes it.
+ *
+ * A write changes `Type:id` and `Type:list` of each entity it touched, read
+ * from its arguments and from the domain events it published after commit
+ * (an order's pet, whose stock and status moved); a write whose effects are
+ * not known here changes `*`. So a rename of pet 7 outdates answers holding
+ * pet 7 and every answer that lists pets, but not `pet(id: 8)` nor a
+ * `category(id:)` that names no pet.
+ */
+
+export const EVERYTHING = '*';
+export const ANY_WRITE = '*:write';
+
+/** The field that identifies an entity of each type, where it is not `id`. */
+const IDENTITY: Record<string, string> = { InventoryItem: 'petId' };
+/** Relations whose object has the identity of the object it hangs from (one-to-one by key). */
+const SAME_IDENTITY = new Set(['Pet.inventory', 'InventoryItem.pet']);
+/** Types without an identity that sum up another type's rows. */
+const SUMMARIES: Record<string, string> = { InventoryStatusTotal: 'InventoryItem' };
+
+type Fragments = Record<string, FragmentDefinitionNode>;
+
+const identityOf = (type: GraphQLObjectType) => {
+  const field = IDENTITY[type.name] ?? 'id';
+  return field in type.getFields() ? field : undefined;
+};
+
+/** The node type of a connection (`pageInfo` and `nodes`/`edges`) or an edge (`node` and `cursor`). */
+function listedType(type: GraphQLObjectType): GraphQLNamedType | undefined {
+  const fields = type.getFields();
+  if (fields.node && fields.cursor) return getNamedType(fields.node.type);
+  if (fields.pageInfo && fields.nodes) return getNamedType(fields.nodes.type);
+  return undefined;
+}
+
+/** The tags of an answer, from its data walked beside the operation's selections. */
+export function answerTags(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: Record<string, unknown> | null | undefined,
+  data: unknown,
+): Set<string> {
+  const tags = new Set<string>([EVERYTHING]);
+  const operation = getOperationAST(document, operationName);
+  const root = operation && schema.getRootType(operation.operation);
+  if (!operation || !root || !data || typeof data !== 'object') {
+    tags.add(ANY_WRITE);
+    return tags;
+  }
+  const fragments: Fragments = {};
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments[definition.name.value] = definition;
+  }
+  walkObject({ schema, fragments, tags, variables: variables ?? undefined }, root, operation.selectionSet, data as Record<string, unknown>, undefined, true);
+  return tags;
+}
+
+interface Walk {
+  schema: GraphQLSchema;
+  fragments: Fragments;
+  tags: Set<string>;
+  variables: Record<string, unknown> | undefined;
+}
+
+/**
+ * What a list depends on, from the field that answers it. Mostly `Type:list`; more narrowly:
+ * the orders of one pet (`orders(filter: { petId })`, `Pet.orders`) depend on that pet's orders
+ * only (`Order:list@petId=7`), and a list of pets ordered or filtered by name also on renames
+ * (`Pet:list:name`), which leave lists ordered by id alone.
+ */
+function listTags(walk: Walk, parent: GraphQLObjectType, parentIdentity: unknown, field: GraphQLField<unknown, unknown>, node: FieldNode, item: GraphQLNamedType): string[] {
+  let args: Record<string, unknown> = {};
+  if (field.args.length > 0) {
+    try {
+      args = getArgumentValues(field, node, walk.variables);
+    } catch {
+      return [ANY_WRITE];
+    }
+  }
+  const filter = (args.filter ?? {}) as Record<string, unknown>;
+  if (item.name === 'Order') {
+    const petId = parent.name === 'Pet' && field.name === 'orders' ? parentIdentity : filter.petId;
+    return [petId !== undefined && petId !== null ? `Order:list@petId=${String(petId)}` : 'Order:list'];
+  }
+  if (item.name === 'Pet') {
+    const order = (args.orderBy as { field?: unknown } | undefined)?.field;
+    const byName = String(order).toUpperCase() === 'NAME' || filter.nameContains !== undefined;
+    return byName ? ['Pet:list', 'Pet:list:name'] : ['Pet:list'];
+  }
+  return [`${item.name}:list`];
+}
+
+/**
+ * The identity the object a field answers must have when its selection does not show it: the
+ * argument a lookup was given (`pet(id:)`, `getPetById(petId:)`), or the object's it hangs from.
+ */
+function identityHint(walk: Walk, parent: GraphQLObjectType, parentIdentity: unknown, field: GraphQLField<unknown, unknown>, node: FieldNode, child: GraphQLNamedType) {
+  if (SAME_IDENTITY.has(`${parent.name}.${field.name}`)) return parentIdentity;
+  if (field.args.length === 0 || !isObjectType(child)) return undefined;
+  const identity = identityOf(child);
+  if (!identity) return undefined;
+  let args: Record<string, unknown>;
+  try {
+    args = getArgumentValues(field, node, walk.variables);
+  } catch {
+    return undefined;
+  }
+  return args[identity] ?? args[`${child.name[0]!.toLowerCase()}${child.name.slice(1)}Id`];
+}
+
+function walkObject(
+  walk: Walk,
+  type: GraphQLObjectType,
+  selectionSet: SelectionSetNode,
+  value: Record<string, unknown>,
+  hint: unknown,
+  isRoot = false,
+) {
+  const { tags } = walk;
+  const identity = identityOf(type);
+  const shown = identity === undefined ? undefined : value[identity];
+  const id = typeof shown === 'string' || typeof shown === 'number' ? shown : (hint as string | number | undefined);
+  // A connection or an edge: its list tags were added by the field that answered it, with its arguments.
+  const inList = listedType(type) !== undefined;
+  if (!isRoot && !inList) {
+    if (SUMMARIES[type.name]) tags.add(`${SUMMARIES[type.name]}:list`);
+    else if (type.name !== 'PageInfo') {
+      tags.add(`${type.name}:*`);
+      // Without a known identity, an entity is outdated by any write to its type.
+      tags.add(id !== undefined && id !== null ? `${type.name}:${String(id)}` : `${type.name}:any`);
+    }
+  }
+  const fields = type.getFields();
+  forEachField(selectionSet, type, walk.fragments, (responseKey, node) => {
+    const field = fields[node.name.value];
+    if (!field || !node.selectionSet) return;
+    const named = getNamedType(field.type);
+    const child = value[responseKey];
+    const connection = isObjectType(named) ? listedType(named) : undefined;
+    if (connection || (!inList && isListType(getNullableType(field.type)) && (isObjectType(named) || isAbstractType(named)))) {
+      for (const tag of listTags(walk, type, id, field, node, connection ?? named)) tags.add(tag);
+    }
+    walkValue(walk, named, node.selectionSet, child, identityHint(walk, type, id, field, node, named));
+  });
+}
+
+function walkValue(walk: Walk, type: GraphQLNamedType, selectionSet: SelectionSetNode, value: unknown, hint: unknown) {
+  const { tags, schema } = walk;
+  if (Array.isArray(value)) {
+    for (const item of value) walkValue(walk, type, selectionSet, item, undefined);
+    return;
+  }
+  if (value === null || value === undefined) {
+    // Nothing found where something could be: a write that adds one must outdate this answer.
+    tags.add(isObjectType(type) ? `${listedType(type)?.name ?? type.name}:list` : ANY_WRITE);
+    return;
+  }
+  if (typeof value !== 'object') return;
+  const record = value as Record<string, unknown>;
+  let concrete: GraphQLNamedType | undefined = type;
+  if (isAbstractType(type)) {
+    const typename = record.__typename;
+    concrete = typeof typename === 'string' ? (schema.getType(typename) ?? undefined) : undefined;
+  }
+  if (concrete instanceof GraphQLObjectType) walkObject(walk, concrete, selectionSet, record, hint);
+  else tags.add(ANY_WRITE);
+}
+
+/** Each field selected on `type` (through fragments whose condition it meets), with its response key. */
+function forEachField(
+  selectionSet: SelectionSetNode,
+  type: GraphQLObjectType,
+  fragments: Fragments,
+  visit: (responseKey: string, node: FieldNode) => void,
+) {
+  for (const selection of selectionSet.selections) {
+    if (selection.kind === Kind.FIELD) {
+      visit(selection.alias?.value ?? selection.name.value, selection);
+    } else {
+      const fragment = selection.kind === Kind.FRAGMENT_SPREAD ? fragments[selection.name.value] : selection;
+      if (!fragment) continue;
+      const condition = fragment.typeCondition?.name.value;
+      // A fragment on an interface or union the type belongs to also applies; walking it where it
+      // does not only adds tags (never removes one), so it is walked whenever its fields exist here.
+      if (condition && condition !== type.name && !type.getInterfaces().some((i) => i.name === condition)) {
+        const fields = type.getFields();
+        const applies = fragment.selectionSet.selections.every(
+          (inner) => inner.kind !== Kind.FIELD || inner.name.value === '__typename' || inner.name.value in fields,
+        );
+        if (!applies) continue;
+      }
+      forEachField(fragment.selectionSet, type, fragments, visit);
+    }
+  }
+}
+
+/** What one write changed: from the mutation fields' arguments, and from the events it published. */
+export function writeTags(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: Record<string, unknown> | undefined,
+  events: DomainEvent[],
+): Set<string> {
+  const tags = new Set<string>([ANY_WRITE]);
+  const changed = (type: string, id?: unknown) => {
+    tags.add(`${type}:list`);
+    tags.add(`${type}:any`);
+    if (id !== undefined && id !== null) tags.add(`${type}:${String(id)}`);
+  };
+  const operation = getOperationAST(document, operationName);
+  const mutation = schema.getMutationType();
+  if (!operation || !mutation) return new Set([ANY_WRITE, EVERYTHING]);
+  const fields = mutation.getFields();
+  for (const selection of operation.selectionSet.selections) {
+    if (selection.kind !== Kind.FIELD) {
+      tags.add(EVERYTHING);
+      continue;
+    }
+    const field = fields[selection.name.value];
+    if (!field) continue;
+    let args: Record<string, unknown>;
+    try {
+      args = getArgumentValues(field, selection, variables);
+    } catch {
+      tags.add(EVERYTHING);
+      continue;
+    }
+    switch (field.name) {
+      case 'createCategory':
+        changed('Category');
+        break;
+      case 'updateCategory':
+      case 'deleteCategory':
+        changed('Category', args.id);
+        break;
+      case 'createPet':
+        changed('Pet');
+        break;
+      case 'updatePet': {
+        // A rename moves a pet only in lists ordered or filtered by name; a new category or status
+        // moves it in and out of lists.
+        tags.add(`Pet:${String(args.id)}`);
+        tags.add('Pet:any');
+        const changes = Object.keys((args.input ?? {}) as Record<string, unknown>);
+        if (changes.includes('name')) tags.add('Pet:list:name');
+        if (changes.some((change) => change !== 'name')) tags.add('Pet:list');
+        break;
+      }
+      case 'deletePet':
+        // Its stock entry and its finished orders go with it.
+        changed('Pet', args.id);
+        changed('InventoryItem', args.id);
+        tags.add('Order:*');
+        changed('Order');
+        tags.add(`Order:list@petId=${String(args.id)}`);
+        break;
+      case 'placeOrder':
+      case 'cancelOrder':
+      case 'completeOrder':
+      case 'updateInventory':
+        // What these change (the order, the pet's stock, its status) is told by their events.
+        break;
+      default:
+        tags.add(EVERYTHING);
+    }
+  }
+  for (const event of events) {
+    if (event.type === 'inventoryChanged') changed('InventoryItem', event.payload.petId);
+    else if (event.type === 'orderChanged') {
+      changed('Order', event.payload.order.id);
+      tags.add(`Order:list@petId=${event.payload.order.petId}`);
+    }
+    else changed('Pet', event.payload.pet.id);
+  }
+  return tags;
+}

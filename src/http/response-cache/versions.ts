@@ -1,0 +1,129 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { LRUCache } from 'lru-cache';
+import type { Logger } from '../../logger.js';
+
+/**
+ * The write log the response cache checks its answers against. Every write
+ * takes the next number of a sequence and stamps each tag it changed with it
+ * (src/http/response-cache/dependencies.ts). A request reads the
+ * sequence when it starts; its answer is kept with that number, and served
+ * later only while none of its tags carries a higher one. Since a write is
+ * stamped before it answers, and commits before it is stamped, an answer
+ * read before a write's commit always sees the write's stamp, and no answer
+ * older than a write acknowledged before the request was sent is ever served.
+ *
+ * With Redis the sequence and the stamps live there (one MGET per lookup, one
+ * script per write), so a write through any instance is seen by all of them;
+ * this instance's own writes are also stamped in memory, so that even a write
+ * Redis did not hear of never lets this instance serve an answer from before it.
+ */
+
+export interface Snapshot {
+  /**
+   * Which life of the shared log: a Redis that restarted empty starts its sequence again, and
+   * answers from before must not pass for current under its new, lower numbers.
+   */
+  epoch: string;
+  /** The shared sequence (Redis), 0 without Redis. */
+  shared: number;
+  /** This instance's own sequence. */
+  local: number;
+}
+
+export interface TagCheck {
+  snapshot: Snapshot;
+  /** Whether any of the tags was stamped after `since`. */
+  changedSince(since: Snapshot): boolean;
+}
+
+export interface WriteVersions {
+  /** The sequence now, and the stamps of `tags`; undefined when they cannot be known (Redis did not answer). */
+  read(tags: readonly string[]): Promise<TagCheck | undefined>;
+  /** Stamps a write that changed `tags`. */
+  stamp(tags: ReadonlySet<string>): Promise<void>;
+}
+
+export interface WriteVersionsOptions {
+  redis?: Redis;
+  /** Before every Redis key: `<prefix>seq`, `<prefix>tag:<tag>`. */
+  keyPrefix: string;
+  /** How long a stamp must be remembered: longer than any answer it could outdate lives. */
+  rememberMs: number;
+  /** How long Redis may take before the request goes uncached. */
+  timeoutMs: number;
+  logger: Pick<Logger, 'warn'>;
+}
+
+const STAMP = `
+redis.call('SET', KEYS[1], ARGV[2], 'NX')
+local sequence = redis.call('INCR', KEYS[2])
+for i = 3, #KEYS do redis.call('SET', KEYS[i], sequence, 'PX', ARGV[1]) end
+return sequence`;
+
+export function createWriteVersions(options: WriteVersionsOptions): WriteVersions {
+  const { redis, keyPrefix, rememberMs, timeoutMs, logger } = options;
+  let local = 0;
+  const localStamps = new LRUCache<string, number>({ ttl: rememberMs, ttlAutopurge: true });
+  const sequenceKey = `${keyPrefix}seq`;
+  const epochKey = `${keyPrefix}epoch`;
+  const tagKey = (tag: string) => `${keyPrefix}tag:${tag}`;
+  // One warning per 30 s while Redis does not answer, not one per request.
+  let warnedAt = 0;
+  const warn = (error: unknown, message: string) => {
+    if (Date.now() - warnedAt < 30_000) return;
+    warnedAt = Date.now();
+    logger.warn({ err: error }, message);
+  };
+  const bounded = <T>(command: Promise<T>) =>
+    Promise.race([
+      command,
+      new Promise<never>((_, reject) => {
+        setTimeout(() => reject(new Error('Redis did not answer in time')), timeoutMs).unref();
+      }),
+    ]);
+  const changedLocally = (tags: readonly string[], since: number) => tags.some((tag) => (localStamps.get(tag) ?? 0) > since);
+
+  if (!redis) {
+    return {
+      async read(tags) {
+        const snapshot = { epoch: '', shared: 0, local };
+        return { snapshot, changedSince: (since) => changedLocally(tags, since.local) };
+      },
+      async stamp(tags) {
+        local += 1;
+        for (const tag of tags) localStamps.set(tag, local);
+      },
+    };
+  }
+  return {
+    async read(tags) {
+      let values: Array<string | null>;
+      try {
+        values = await bounded(redis.mget(epochKey, sequenceKey, ...tags.map(tagKey)));
+      } catch (error) {
+        warn(error, 'Redis unreachable; answering without the response cache');
+        return undefined;
+      }
+      const snapshot = { epoch: values[0] ?? '', shared: Number(values[1] ?? 0), local };
+      return {
+        snapshot,
+        changedSince: (since) =>
+          since.epoch !== snapshot.epoch ||
+          changedLocally(tags, since.local) ||
+          values.slice(2).some((value) => Number(value ?? 0) > since.shared),
+      };
+    },
+    async stamp(tags) {
+      local += 1;
+      for (const tag of tags) localStamps.set(tag, local);
+      try {
+        await bounded(
+          redis.eval(STAMP, tags.size + 2, epochKey, sequenceKey, ...[...tags].map(tagKey), String(rememberMs), randomUUID()),
+        );
+      } catch (error) {
+        warn(error, 'Redis unreachable; other instances may serve cached answers from before this write until they expire');
+      }
+    },
+  };
+}
