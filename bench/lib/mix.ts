@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
+import os from 'node:os';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { auth, gatewayNodeArgs, log, settings, warnings } from './config.js';
 import { dataSet } from './data.js';
 import { benchResponseCacheTtlMs } from './operations.js';
-import os from 'node:os';
 import { BackendCpu, cpuMs, type ServerProcess } from './processes.js';
+import type { MixResult } from './report.js';
 import { cacheLookups, startGateway, startPostGraphile } from './servers.js';
 
 /**
@@ -26,27 +27,6 @@ import { cacheLookups, startGateway, startPostGraphile } from './servers.js';
  * shows an older name is stale; a client's read of the pet it just renamed
  * (read-your-writes) is checked the same way.
  */
-
-export interface MixResult {
-  server: 'gateway' | 'gateway-cached' | 'postgraphile';
-  requests: number;
-  requestsPerSecond: number;
-  latencyMs: { p50: number; p99: number };
-  writes: number;
-  errors: number;
-  /** Answers that showed a pet older than a rename acknowledged before they were sent. */
-  stale: number;
-  /** Pet names checked against acknowledged renames, and reads right after a client's own rename. */
-  checkedNames: number;
-  ownWriteReads: number;
-  /** The response cache's hits ÷ lookups over the cell (cached gateway only). */
-  hitShare: number | null;
-  /** CPU per request of the server and of PostgreSQL; the load generator's share of all CPUs. */
-  serverCpuMsPerRequest: number | null;
-  postgresCpuMsPerRequest: number | null;
-  loadGeneratorCpuPercent: number;
-  byKind: Record<string, number>;
-}
 
 const ZIPF_EXPONENT = 1.1;
 const SEED = 20261124;

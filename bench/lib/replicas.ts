@@ -4,7 +4,7 @@ import { loadData } from './data.js';
 import { cell, drive } from './matrix.js';
 import { operations, type Variant } from './operations.js';
 import { BackendCpu } from './processes.js';
-import type { CellResult } from './report.js';
+import type { ReplicaRoutingResult } from './report.js';
 import { startGateway } from './servers.js';
 
 /**
@@ -17,10 +17,6 @@ import { startGateway } from './servers.js';
  */
 const measuredKeys = ['gateway:pet', 'gateway:pets', 'gateway:place-order'];
 
-export interface ReplicaRoutingResult {
-  /** Per variant: the cell on the primary alone and the cell with the replica. */
-  pairs: Array<{ variant: string; label: string; primaryOnly: CellResult; withReplica: CellResult; replicaReadShare: number | null }>;
-}
 
 export async function replicaRoutingPass(): Promise<ReplicaRoutingResult | undefined> {
   if (!postgresServerBinaries()) {

@@ -1,5 +1,3 @@
-import type { MixResult } from './mix.js';
-import type { ReplicaRoutingResult } from './replicas.js';
 import type { StatementRecord, WireCounts } from './pg-wire-counter.js';
 
 export interface VariantResult {
@@ -55,6 +53,34 @@ export interface OperationResult {
   /** Did both answer with the same data (checked once, same arguments)? null: not compared. */
   sameData: boolean | null;
   sameDataDetail?: string;
+}
+
+/** The realistic mix on one server (bench/lib/mix.ts). */
+export interface MixResult {
+  server: 'gateway' | 'gateway-cached' | 'postgraphile';
+  requests: number;
+  requestsPerSecond: number;
+  latencyMs: { p50: number; p99: number };
+  writes: number;
+  errors: number;
+  /** Answers that showed a pet older than a rename acknowledged before they were sent. */
+  stale: number;
+  /** Pet names checked against acknowledged renames, and reads right after a client's own rename. */
+  checkedNames: number;
+  ownWriteReads: number;
+  /** The response cache's hits ÷ lookups over the cell (cached gateway only). */
+  hitShare: number | null;
+  /** CPU per request of the server and of PostgreSQL; the load generator's share of all CPUs. */
+  serverCpuMsPerRequest: number | null;
+  postgresCpuMsPerRequest: number | null;
+  loadGeneratorCpuPercent: number;
+  byKind: Record<string, number>;
+}
+
+/** The gateway on a primary alone and with a streaming replica (bench/lib/replicas.ts). */
+export interface ReplicaRoutingResult {
+  /** Per variant: the cell on the primary alone and the cell with the replica. */
+  pairs: Array<{ variant: string; label: string; primaryOnly: CellResult; withReplica: CellResult; replicaReadShare: number | null }>;
 }
 
 export interface BenchResults {
