@@ -217,7 +217,7 @@ function withResponseCache(operation: Operation, id: string): Operation {
       responseCache: true,
     },
     note:
-      `the gateway with RESPONSE_CACHE_TTL_MS=${benchResponseCacheTtlMs} (anonymous reads kept until a write or the TTL), ` +
+      `the gateway with RESPONSE_CACHE_TTL_MS=${benchResponseCacheTtlMs} (answers kept until a write they depend on or the TTL), ` +
       `sent the same request as ${operation.id} over and over; the PostGraphile column is the same cell as ${operation.id}`,
   };
 }

@@ -58,7 +58,7 @@ export interface GatewayTestOptions {
    * called when the gateway starts (e.g. once a local JWKS server listens).
    */
   tokenKeys?: TokenKeys | (() => TokenKeys);
-  /** Serve anonymous reads from a response cache (off by default, as in production). */
+  /** Serve queries from a response cache (off by default, as in production). */
   responseCache?: ResponseCacheSettings;
   /** Which proxies may name the client (TRUST_PROXY); none by default. */
   trustProxy?: TrustProxy;
