@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { createPrismaClient } from '../../src/database/client.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFaultProxy } from '../support/fault-proxy.js';
@@ -25,12 +26,14 @@ let petId: string;
 
 beforeAll(async () => {
   if (!haveServers) return;
-  servers = await startReplicatedServers();
+  // Two replicas: the gateways below read the first; one test spreads reads over both.
+  servers = await startReplicatedServers({ replicas: 2 });
   const prisma = createPrismaClient({ url: servers.primaryUrl, poolSize: 1 });
   const category = await prisma.category.create({ data: { name: 'Replicated' } });
   petId = String((await prisma.pet.create({ data: { name: 'Rex', categoryId: category.id } })).id);
   await prisma.$disconnect();
   await waitForReplay(servers.onPrimary, servers.onReplica);
+  await waitForReplay(servers.onPrimary, (work) => onSecondReplica(work));
   const settings = {
     DATABASE_REPLICA_URLS: servers.replicaUrl,
     DATABASE_REPLICA_CHECK_INTERVAL_MS: String(CHECK_INTERVAL_MS),
@@ -90,6 +93,16 @@ async function until<T>(what: string, probe: () => Promise<T>, done: (value: T) 
   }
 }
 
+async function onSecondReplica<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: servers.replicaUrls[1] });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
 const stateOf = async (gateway: GatewayProcess) => (await readiness(gateway)).replicas[0]?.state;
 const inRotation = (gateway: GatewayProcess) => until('the replica in rotation', () => stateOf(gateway), (state) => state === 'in rotation');
 
@@ -97,7 +110,7 @@ const PET = 'query Pet($id: ID!) { pet(id: $id) { name } }';
 const RENAME = 'mutation Rename($id: ID!, $name: String!) { updatePet(id: $id, input: { name: $name }) { name } }';
 // Statements reading or writing the pets table, as each server logs them.
 const PET_READS = /statement|execute/;
-const readsOfPets = (server: 'primary' | 'replica') => servers.statementsOn(server, new RegExp(`(${PET_READS.source}).*SELECT.*FROM "public"\\."pets"`));
+const readsOfPets = (server: 'primary' | 'replica' | 'replica2') => servers.statementsOn(server, new RegExp(`(${PET_READS.source}).*SELECT.*FROM "public"\\."pets"`));
 
 async function rename(gateway: GatewayProcess, name: string) {
   const answer = await graphql(gateway, RENAME, { id: petId, name });
@@ -242,6 +255,41 @@ describe.skipIf(!haveServers)('reads on a streaming replica', () => {
     const replicaReads = await readsOfPets('replica');
     expect((await graphql(first, PET, { id: petId })).status).toBe(200);
     expect(await readsOfPets('replica')).toBe(replicaReads + 1);
+  });
+
+  it('spreads reads over every replica in rotation, and over the others while one is stopped', async () => {
+    const gateway = await startProcess(servers.primaryUrl, {
+      DATABASE_REPLICA_URLS: servers.replicaUrls.join(','),
+      DATABASE_REPLICA_CHECK_INTERVAL_MS: String(CHECK_INTERVAL_MS),
+    });
+    const count = async () => ({
+      primary: await readsOfPets('primary'),
+      first: await readsOfPets('replica'),
+      second: await readsOfPets('replica2'),
+    });
+    try {
+      await until('both replicas in rotation', () => readiness(gateway), (ready) => ready.replicas.every((replica) => replica.state === 'in rotation'));
+      expect((await readiness(gateway)).replicas).toHaveLength(2);
+      const before = await count();
+      for (let i = 0; i < 20; i++) expect((await rest(gateway, `/pets/${petId}`)).status).toBe(200);
+      const after = await count();
+      expect(after.primary - before.primary).toBe(0);
+      expect(after.first - before.first).toBe(10);
+      expect(after.second - before.second).toBe(10);
+
+      await servers.stopReplica(1);
+      try {
+        await until('the second replica out', () => readiness(gateway), (ready) => ready.replicas[1]?.state === 'unreachable');
+        const stopped = await count();
+        for (let i = 0; i < 10; i++) expect((await rest(gateway, `/pets/${petId}`)).status).toBe(200);
+        expect((await count()).first - stopped.first).toBe(10);
+      } finally {
+        await servers.startReplica(1);
+      }
+      await until('the second replica back', () => readiness(gateway), (ready) => ready.replicas[1]?.state === 'in rotation');
+    } finally {
+      await gateway.stop();
+    }
   });
 
   it('answers reads on the primary when the replica refuses connections between two checks', async () => {

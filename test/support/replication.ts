@@ -9,7 +9,7 @@ import { applyPendingMigrations } from '../../src/migrations/migrations.js';
 import { freePort } from './processes.js';
 
 /**
- * A PostgreSQL primary and a streaming replica of it, made for one test file
+ * A PostgreSQL primary and streaming replicas of it (one unless told), made for one test file
  * with the server's own tools (initdb, pg_basebackup, pg_ctl) in a temporary
  * folder, on free local ports, with one migrated database `petstore`. The
  * servers refuse to run as root, so they run as the postgres user when the
@@ -40,21 +40,26 @@ export function replicationAvailable(test: string): boolean {
 
 export interface ReplicatedServers {
   primaryUrl: string;
+  /** The first replica's URL; `replicaUrls` has every replica's. */
   replicaUrl: string;
+  replicaUrls: string[];
   /** Statements run on the replica (a connection of its own, for pausing replay and counting). */
   onReplica<T>(work: (client: pg.Client) => Promise<T>): Promise<T>;
   onPrimary<T>(work: (client: pg.Client) => Promise<T>): Promise<T>;
-  /** How many statements matching `pattern` a server has logged so far (every statement is logged). */
-  statementsOn(server: 'primary' | 'replica', pattern: RegExp): Promise<number>;
-  /** Stops the replica server (fast shutdown: its connections are cut) and starts it again. */
-  stopReplica(): Promise<void>;
-  startReplica(): Promise<void>;
+  /**
+   * How many statements matching `pattern` a server has logged so far (every statement is logged):
+   * `replica` is the first replica, `replica2` the second.
+   */
+  statementsOn(server: 'primary' | 'replica' | `replica${number}`, pattern: RegExp): Promise<number>;
+  /** Stops a replica server (the first unless told; fast shutdown: its connections are cut) and starts it again. */
+  stopReplica(index?: number): Promise<void>;
+  startReplica(index?: number): Promise<void>;
   stop(): Promise<void>;
 }
 
 const DATABASE = 'petstore';
 
-export async function startReplicatedServers(): Promise<ReplicatedServers> {
+export async function startReplicatedServers({ replicas = 1 } = {}): Promise<ReplicatedServers> {
   const bin = postgresServerBinaries();
   if (!bin) throw new Error('No PostgreSQL server binaries.');
   const dir = await mkdtemp(path.join(tmpdir(), 'petstore-replication-'));
@@ -62,15 +67,19 @@ export async function startReplicatedServers(): Promise<ReplicatedServers> {
   const asRoot = process.getuid?.() === 0;
   const as = (command: string, args: string[]) =>
     asRoot ? run('runuser', ['-u', 'postgres', '--', path.join(bin, command), ...args]) : run(path.join(bin, command), args);
-  const [primaryPort, replicaPort] = [await freePort(), await freePort()];
+  const primaryPort = await freePort();
+  const replicaPorts: number[] = [];
+  for (let i = 0; i < replicas; i++) replicaPorts.push(await freePort());
+  const replicaPort = replicaPorts[0]!;
   const primaryDir = path.join(dir, 'primary');
-  const replicaDir = path.join(dir, 'replica');
+  const replicaName = (index: number) => (index === 0 ? 'replica' : `replica${index + 1}`);
+  const replicaDirs = replicaPorts.map((_, index) => path.join(dir, replicaName(index)));
   const settings = (port: number) =>
     ['-o', `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir} -c fsync=off -c full_page_writes=off -c log_statement=all`];
   const start = (data: string, port: number, log: string) => as('pg_ctl', ['-D', data, '-l', path.join(dir, log), '-w', '-t', '30', ...settings(port), 'start']);
 
   const stop = async () => {
-    await as('pg_ctl', ['-D', replicaDir, '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
+    for (const replicaDir of replicaDirs) await as('pg_ctl', ['-D', replicaDir, '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
     await as('pg_ctl', ['-D', primaryDir, '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
     await rm(dir, { recursive: true, force: true });
   };
@@ -92,13 +101,15 @@ export async function startReplicatedServers(): Promise<ReplicatedServers> {
     // wal_level replica and wal senders are initdb's defaults.
     await as('initdb', ['-D', primaryDir, '-A', 'trust', '-U', 'postgres', '--no-sync', '--no-instructions']);
     await start(primaryDir, primaryPort, 'primary.log');
-    await as('pg_basebackup', ['-h', '127.0.0.1', '-p', String(primaryPort), '-U', 'postgres', '-D', replicaDir, '-R', '-X', 'stream', '-c', 'fast', '--no-sync']);
-    await start(replicaDir, replicaPort, 'replica.log');
+    for (const [index, replicaDir] of replicaDirs.entries()) {
+      await as('pg_basebackup', ['-h', '127.0.0.1', '-p', String(primaryPort), '-U', 'postgres', '-D', replicaDir, '-R', '-X', 'stream', '-c', 'fast', '--no-sync']);
+      await start(replicaDir, replicaPorts[index]!, `${replicaName(index)}.log`);
+    }
     await connect(`postgresql://postgres@127.0.0.1:${primaryPort}/postgres`, (client) => client.query(`CREATE DATABASE ${DATABASE}`));
     await applyPendingMigrations(url(primaryPort));
     // The replica has caught up with the migrations before any test reads it (asked in the server's
     // own database: until then the replica may not have the new one).
-    await waitForReplay(onPrimary, (work) => connect(`postgresql://postgres@127.0.0.1:${replicaPort}/postgres`, work));
+    for (const port of replicaPorts) await waitForReplay(onPrimary, (work) => connect(`postgresql://postgres@127.0.0.1:${port}/postgres`, work));
   } catch (error) {
     await stop();
     throw error;
@@ -107,17 +118,18 @@ export async function startReplicatedServers(): Promise<ReplicatedServers> {
   return {
     primaryUrl: url(primaryPort),
     replicaUrl: url(replicaPort),
+    replicaUrls: replicaPorts.map(url),
     onPrimary,
     onReplica,
     async statementsOn(server, pattern) {
       const log = await readFile(path.join(dir, `${server}.log`), 'utf8');
       return log.split('\n').filter((line) => pattern.test(line)).length;
     },
-    async stopReplica() {
-      await as('pg_ctl', ['-D', replicaDir, '-m', 'fast', '-w', 'stop']);
+    async stopReplica(index = 0) {
+      await as('pg_ctl', ['-D', replicaDirs[index]!, '-m', 'fast', '-w', 'stop']);
     },
-    async startReplica() {
-      await start(replicaDir, replicaPort, 'replica.log');
+    async startReplica(index = 0) {
+      await start(replicaDirs[index]!, replicaPorts[index]!, `${replicaName(index)}.log`);
     },
     stop,
   };
