@@ -271,6 +271,28 @@ describe('what a write outdates, and what it leaves', () => {
     });
   });
 
+  it("a rename outdates the name-ordered pages of its pet's category, not another category's", async () => {
+    const BY_NAME = 'query ($categoryId: ID!) { pets(filter: { categoryId: $categoryId }, orderBy: { field: NAME }) { nodes { id name } } }';
+    const page = async (id: string) =>
+      (await anonymous<{ pets: { nodes: Array<{ name: string }> } }>(BY_NAME, { categoryId: id })).data?.pets.nodes.map((pet) => pet.name);
+    const elsewhere = await gateway.prisma.category.create({ data: { name: 'Elsewhere' } });
+    await gateway.prisma.pet.create({ data: { name: 'Far', categoryId: elsewhere.id } });
+    const otherPage = await page(String(elsewhere.id));
+    await page(categoryId);
+    // Added behind the gateway's back: shown only once that page is outdated.
+    await gateway.prisma.pet.create({ data: { name: 'Aardvark', categoryId: elsewhere.id } });
+    await write('mutation ($id: ID!) { updatePet(id: $id, input: { name: "Zed" }) { id } }', { id: kept.id });
+    expect(await page(String(elsewhere.id))).toEqual(otherPage);
+    expect(await page(categoryId)).toContain('Zed');
+    // A pet the page does not show, renamed into it: the first by name of its category.
+    const FIRST = 'query ($categoryId: ID!) { pets(first: 1, filter: { categoryId: $categoryId }, orderBy: { field: NAME }) { nodes { id name } } }';
+    const first = async () => (await anonymous<{ pets: { nodes: Array<{ name: string }> } }>(FIRST, { categoryId })).data?.pets.nodes[0]?.name;
+    expect(await first()).not.toBe('Zed');
+    await write('mutation ($id: ID!) { updatePet(id: $id, input: { name: "Aaa first" }) { id } }', { id: kept.id });
+    expect(await first()).toBe('Aaa first');
+    await write('mutation ($id: ID!) { updatePet(id: $id, input: { name: "Kept" }) { id } }', { id: kept.id });
+  });
+
   it("an order outdates the orders of its pet, not another pet's", async () => {
     const ORDERS = 'query ($petId: ID!) { orders(filter: { petId: $petId }) { totalCount } }';
     const orders = async (id: string) =>

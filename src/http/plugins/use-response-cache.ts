@@ -2,7 +2,7 @@ import { type DocumentNode, getOperationAST, visit } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { GraphQLContext } from '../../builder.js';
 import type { DomainEvent, EventPublisher } from '../../domain/events.js';
-import { answerTags, writeTags } from '../response-cache/dependencies.js';
+import { answerTags, resolveWriteTags, writeTags } from '../response-cache/dependencies.js';
 import type { ResponseCache } from '../response-cache/store.js';
 import type { RequestContext } from '../types.js';
 import { operationFacts } from './operation-facts.js';
@@ -38,7 +38,8 @@ export function mayBeCached(document: DocumentNode, operationName?: string | nul
  * - every mutation stamps what it changed in the write log before it answers,
  *   even one that failed (a write that committed and then failed to answer
  *   must not leave answers from before it): the entities of its arguments and
- *   of the domain events it published;
+ *   of the domain events it published, and for a rename the name-ordered lists
+ *   of its pet's category (read after the write);
  * - a query's answer is noted as one to keep, with the tags of what it
  *   depends on, when it has no errors, is not delivered in parts, uses no
  *   deprecated field (whose every use is counted, and which a brownout or the
@@ -83,7 +84,8 @@ function recordWrite(
   };
   return {
     async onExecuteDone() {
-      await cache.versions.stamp(writeTags(args.schema, args.document, args.operationName, args.variableValues ?? undefined, published));
+      const tags = writeTags(args.schema, args.document, args.operationName, args.variableValues ?? undefined, published);
+      await cache.versions.stamp(await resolveWriteTags(tags, (petIds) => categoriesOf(context, petIds)));
     },
   };
 }
@@ -102,4 +104,13 @@ function watchSubject(context: Context): () => boolean {
   });
   context.principal = watched;
   return () => read;
+}
+
+/** The category of each pet, read on the primary (a mutation's client) after the write. */
+async function categoriesOf(context: Context, petIds: string[]): Promise<Map<string, string>> {
+  const pets = await context.prisma.pet.findMany({
+    where: { id: { in: petIds.map((id) => BigInt(id)) } },
+    select: { id: true, categoryId: true },
+  });
+  return new Map(pets.map((pet) => [String(pet.id), String(pet.categoryId)]));
 }

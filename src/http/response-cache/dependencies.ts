@@ -42,6 +42,8 @@ import type { DomainEvent } from '../../domain/events.js';
  */
 
 export const EVERYTHING = '*';
+/** A tag to resolve: the name-ordered lists of the category of the pet renamed (`Pet:list:name@pet=7`). */
+const RENAMED_PET = 'Pet:list:name@pet=';
 export const ANY_WRITE = '*:write';
 
 /** The field that identifies an entity of each type, where it is not `id`. */
@@ -119,7 +121,10 @@ function listTags(walk: Walk, parent: GraphQLObjectType, parentIdentity: unknown
   if (item.name === 'Pet') {
     const order = (args.orderBy as { field?: unknown } | undefined)?.field;
     const byName = String(order).toUpperCase() === 'NAME' || filter.nameContains !== undefined;
-    return byName ? ['Pet:list', 'Pet:list:name'] : ['Pet:list'];
+    if (!byName) return ['Pet:list'];
+    // Ordered or filtered by name within one category: only renames in that category move it.
+    const category = parent.name === 'Category' && field.name === 'pets' ? parentIdentity : filter.categoryId;
+    return ['Pet:list', category !== undefined && category !== null ? `Pet:list:name@categoryId=${String(category)}` : 'Pet:list:name'];
   }
   return [`${item.name}:list`];
 }
@@ -277,7 +282,11 @@ export function writeTags(
         tags.add(`Pet:${String(args.id)}`);
         tags.add('Pet:any');
         const changes = Object.keys((args.input ?? {}) as Record<string, unknown>);
-        if (changes.includes('name')) tags.add('Pet:list:name');
+        if (changes.includes('name')) {
+          tags.add('Pet:list:name');
+          // Resolved to the pet's category by the caller (resolveWriteTags) before it is stamped.
+          tags.add(`${RENAMED_PET}${String(args.id)}`);
+        }
         if (changes.some((change) => change !== 'name')) tags.add('Pet:list');
         break;
       }
@@ -308,4 +317,29 @@ export function writeTags(
     else changed('Pet', event.payload.pet.id);
   }
   return tags;
+}
+
+/**
+ * Replaces each renamed pet's placeholder with the name-ordered lists of its category, read by
+ * `categoriesOf` (pet id → category id) after the write; when that read fails, with every list of
+ * pets instead (safe, only broader).
+ */
+export async function resolveWriteTags(
+  tags: Set<string>,
+  categoriesOf: (petIds: string[]) => Promise<Map<string, string>>,
+): Promise<Set<string>> {
+  const renamed = [...tags].filter((tag) => tag.startsWith(RENAMED_PET));
+  if (renamed.length === 0) return tags;
+  const resolved = new Set([...tags].filter((tag) => !tag.startsWith(RENAMED_PET)));
+  try {
+    const categories = await categoriesOf(renamed.map((tag) => tag.slice(RENAMED_PET.length)));
+    for (const tag of renamed) {
+      const category = categories.get(tag.slice(RENAMED_PET.length));
+      // A pet gone meanwhile is in no list; its deletion outdated them.
+      if (category !== undefined) resolved.add(`Pet:list:name@categoryId=${category}`);
+    }
+  } catch {
+    resolved.add('Pet:list');
+  }
+  return resolved;
 }
