@@ -140,7 +140,7 @@ const redisHealth = redis
   ? watchRedis(redis, logger, [
       'rate limits are counted per instance',
       'subscribers hear only the writes of their own instance',
-      ...(config.responseCache ? ['cached answers are not shared and writes outdate only this instance'] : []),
+      ...(config.responseCache ? ['queries are answered without the response cache, and writes outdate only the answers this instance keeps'] : []),
     ])
   : undefined;
 

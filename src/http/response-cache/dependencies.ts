@@ -36,7 +36,8 @@ import type { DomainEvent } from '../../domain/events.js';
  * from its arguments and from the domain events it published after commit
  * (an order's pet, whose stock and status moved); a write whose effects are
  * not known here changes `*`. So a rename of pet 7 outdates answers holding
- * pet 7 and the lists of pets ordered or filtered by name, but not
+ * pet 7 and the lists of pets ordered or filtered by name (within its
+ * category, or across all), but not another category's, nor
  * `pet(id: 8)`, a list in id order that does not show it, nor a
  * `category(id:)` that names no pet.
  */
