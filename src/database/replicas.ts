@@ -157,13 +157,16 @@ export function createReadRouting(options: ReadRoutingOptions): ReadRouting {
     }
   }
 
+  /** The primary's write position now (bounded by its pool's timeouts). */
+  const primaryPosition = async () =>
+    (await primary.pool.query<{ position: string }>('SELECT pg_current_wal_lsn()::text AS position')).rows[0]?.position;
+
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   async function check() {
     const now = Date.now();
     try {
-      const { rows } = await primary.pool.query<{ position: string }>('SELECT pg_current_wal_lsn()::text AS position');
-      const position = parsePosition(rows[0]?.position ?? '');
+      const position = parsePosition((await primaryPosition()) ?? '');
       if (position !== undefined && (written.length === 0 || position > written.at(-1)!.position)) {
         written.push({ position, seenAt: now });
       }
@@ -197,14 +200,7 @@ export function createReadRouting(options: ReadRoutingOptions): ReadRouting {
       countRead?.('primary');
       return toPrimary;
     },
-    async writePosition() {
-      try {
-        const { rows } = await primary.pool.query<{ position: string }>('SELECT pg_current_wal_lsn()::text AS position');
-        return rows[0]?.position;
-      } catch {
-        return undefined;
-      }
-    },
+    writePosition: () => primaryPosition().catch(() => undefined),
     status: () => replicas.map(statusOf),
     stop() {
       stopped = true;
