@@ -88,7 +88,7 @@ export function answerTags(
   for (const definition of document.definitions) {
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments[definition.name.value] = definition;
   }
-  walkObject({ schema, fragments, tags, variables: variables ?? undefined }, root, operation.selectionSet, data as Record<string, unknown>, undefined, true);
+  walkObject({ schema, fragments, tags, variables: variables ?? undefined, arguments: new Map() }, root, operation.selectionSet, data as Record<string, unknown>, undefined, true);
   return tags;
 }
 
@@ -97,6 +97,22 @@ interface Walk {
   fragments: Fragments;
   tags: Set<string>;
   variables: Record<string, unknown> | undefined;
+  /** Each field's arguments, worked out once however many items of a list it answers for (null: they could not be). */
+  arguments: Map<FieldNode, Record<string, unknown> | null>;
+}
+
+function argumentsOf(walk: Walk, field: GraphQLField<unknown, unknown>, node: FieldNode): Record<string, unknown> | null {
+  if (field.args.length === 0) return {};
+  let args = walk.arguments.get(node);
+  if (args === undefined) {
+    try {
+      args = getArgumentValues(field, node, walk.variables);
+    } catch {
+      args = null;
+    }
+    walk.arguments.set(node, args);
+  }
+  return args;
 }
 
 /**
@@ -106,14 +122,8 @@ interface Walk {
  * (`Pet:list:name`), which leave lists ordered by id alone.
  */
 function listTags(walk: Walk, parent: GraphQLObjectType, parentIdentity: unknown, field: GraphQLField<unknown, unknown>, node: FieldNode, item: GraphQLNamedType): string[] {
-  let args: Record<string, unknown> = {};
-  if (field.args.length > 0) {
-    try {
-      args = getArgumentValues(field, node, walk.variables);
-    } catch {
-      return [ANY_WRITE];
-    }
-  }
+  const args = argumentsOf(walk, field, node);
+  if (!args) return [ANY_WRITE];
   const filter = (args.filter ?? {}) as Record<string, unknown>;
   if (item.name === 'Order') {
     const petId = parent.name === 'Pet' && field.name === 'orders' ? parentIdentity : filter.petId;
@@ -138,13 +148,8 @@ function identityHint(walk: Walk, parent: GraphQLObjectType, parentIdentity: unk
   if (SAME_IDENTITY.has(`${parent.name}.${field.name}`)) return parentIdentity;
   if (field.args.length === 0 || !isObjectType(child)) return undefined;
   const identity = identityOf(child);
-  if (!identity) return undefined;
-  let args: Record<string, unknown>;
-  try {
-    args = getArgumentValues(field, node, walk.variables);
-  } catch {
-    return undefined;
-  }
+  const args = identity === undefined ? null : argumentsOf(walk, field, node);
+  if (!identity || !args) return undefined;
   return args[identity] ?? args[`${child.name[0]!.toLowerCase()}${child.name.slice(1)}Id`];
 }
 
