@@ -167,11 +167,16 @@ export function serveGraphQL(yoga: GraphQLHandler, cache?: ResponseCache) {
 
 async function passOn(c: Context<GatewayEnv>, response: Response) {
   if (!WHOLE_ANSWER.test(response.headers.get('content-type') ?? '')) return response;
+  return wholeAnswer(c, response, await response.text());
+}
+
+/** Yoga's whole answer, already read as `text`, with its status and headers. */
+function wholeAnswer(c: Context<GatewayEnv>, response: Response, text: string) {
   const headers: Record<string, string> = {};
   response.headers.forEach((value, name) => {
     headers[name] = value;
   });
-  return c.body(await response.text(), response.status as ContentfulStatusCode, headers);
+  return c.body(text, response.status as ContentfulStatusCode, headers);
 }
 
 /**
@@ -209,11 +214,7 @@ async function answerWithCache(c: Context<GatewayEnv>, yoga: GraphQLHandler, cac
     if (note.tags && response.status === 200) {
       kept = { body: text, status: response.status, contentType, operation: serverContext.trace?.operation, tags: note.tags };
     }
-    const headers: Record<string, string> = {};
-    response.headers.forEach((value, name) => {
-      headers[name] = value;
-    });
-    return c.body(text, response.status as ContentfulStatusCode, headers);
+    return wholeAnswer(c, response, text);
   } finally {
     // Always: requests waiting for this one's answer go on, with it or without.
     if (lookup.kind === 'miss') lookup.finish(kept, note.query === true);
