@@ -68,18 +68,17 @@ if (config.migrateOnStart) {
 }
 
 const databaseOutage = outageLog(logger, 'database', 'requests are answered 503 UNAVAILABLE with Retry-After meanwhile');
-// One set of statement names for the primary and the replicas: a read may borrow a primary connection.
-const statementNames = createStatementNames(config.databasePreparedStatements);
-const { prisma, pool } = createDatabase({
-  url: databaseUrl,
+// The primary and each streaming replica get a pool of the same size, with the same time bounds and
+// one set of statement names (a read may borrow a primary connection when its replica is down).
+const databaseSettings = {
   poolSize: config.databasePoolSize,
   preparedStatements: config.databasePreparedStatements,
-  statementNames,
+  statementNames: createStatementNames(config.databasePreparedStatements),
   // PgBouncer refuses startup parameters: there the timeout is the database's own setting (checked below).
   statementTimeoutMs: config.databasePooler === 'pgbouncer' ? undefined : config.limits.statementTimeoutMs,
   timeouts: config.limits.database,
-  onConnect: () => databaseOutage.recovered(),
-});
+};
+const { prisma, pool } = createDatabase({ url: databaseUrl, ...databaseSettings, onConnect: () => databaseOutage.recovered() });
 if (config.databasePooler === 'pgbouncer') {
   // Behind PgBouncer nothing per session can be set, so say so when PostgreSQL would let statements run unbounded.
   const shown = await prisma.$queryRaw<Array<{ statement_timeout: string }>>`SHOW statement_timeout`.catch(() => []);
@@ -90,16 +89,9 @@ if (config.databasePooler === 'pgbouncer') {
     );
   }
 }
-// Streaming replicas take the reads; each has a pool of the same size and the same time bounds.
-const replicaSettings = {
-  poolSize: config.databasePoolSize,
-  preparedStatements: config.databasePreparedStatements,
-  statementNames,
-  statementTimeoutMs: config.databasePooler === 'pgbouncer' ? undefined : config.limits.statementTimeoutMs,
-  timeouts: config.limits.database,
-};
+// Streaming replicas take the reads.
 const metrics = createMetrics();
-const replicas = config.databaseReplicas.urls.map((url) => ({ name: databaseAddress(url), ...createDatabase({ url, ...replicaSettings }) }));
+const replicas = config.databaseReplicas.urls.map((url) => ({ name: databaseAddress(url), ...createDatabase({ url, ...databaseSettings }) }));
 const readRouting = createReadRouting({
   primary: { prisma, pool },
   replicas,
