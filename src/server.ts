@@ -40,7 +40,7 @@ export interface GatewayOptions {
   metrics: Metrics;
   verifyToken: TokenVerifier;
   limits: Limits;
-  /** Shares rate limits (and the response cache's write generation) between instances when given. */
+  /** Shares rate limits (and the response cache's write log) between instances when given. */
   redis?: Redis;
   /** Query answers kept per scope set until a write they depend on, or `ttlMs`; off when absent. */
   responseCache?: ResponseCacheSettings;
