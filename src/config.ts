@@ -19,6 +19,8 @@ export interface DatabaseTimeouts {
   queryTimeoutMs: number;
   /** Requests that may wait for a pooled connection at once; beyond, they are refused at once. */
   maxWaiting: number;
+  /** A pooled connection idle this long is closed (0: kept until it fails). */
+  idleTimeoutMs: number;
 }
 
 /** Distinct SQL texts each database connection prepares unless DATABASE_PREPARED_STATEMENTS says otherwise. */
@@ -93,6 +95,9 @@ const environmentSchema = z.object({
   DATABASE_CONNECT_TIMEOUT_MS: wholeNumber('DATABASE_CONNECT_TIMEOUT_MS', 100, 600_000).default(5_000),
   DATABASE_QUERY_TIMEOUT_MS: wholeNumber('DATABASE_QUERY_TIMEOUT_MS', 100, 600_000).optional(),
   DATABASE_MAX_WAITING: wholeNumber('DATABASE_MAX_WAITING', 0, 100_000).default(50),
+  DATABASE_IDLE_TIMEOUT_MS: wholeNumber('DATABASE_IDLE_TIMEOUT_MS', 0, 86_400_000).default(10_000),
+  EMBEDDED_DATABASE_IDLE_TIMEOUT_MS: wholeNumber('EMBEDDED_DATABASE_IDLE_TIMEOUT_MS', 0, 86_400_000).default(0),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: wholeNumber('HTTP_KEEP_ALIVE_TIMEOUT_MS', 0, 3_600_000).default(5_000),
   DATABASE_PREPARED_STATEMENTS: wholeNumber('DATABASE_PREPARED_STATEMENTS', 0, 10_000).optional(),
   DATABASE_POOLER: z
     .enum(['none', 'pgbouncer'], { error: 'DATABASE_POOLER must be none or pgbouncer (PgBouncer in transaction pooling mode)' })
@@ -206,6 +211,9 @@ const environmentSchema = z.object({
   LEGACY_BROWNOUTS: z.string().optional(),
 });
 
+/** The name of every environment variable the gateway reads. */
+export const settingNames: readonly string[] = Object.keys(environmentSchema.shape);
+
 /**
  * Which proxies in front of the gateway are trusted to say who the client is
  * (X-Forwarded-For), as Express and Fastify define it: false (the socket's
@@ -290,6 +298,10 @@ export interface Config {
   databaseReplicas: { urls: string[]; maxLagMs: number; checkIntervalMs: number };
   migrateOnStart: boolean;
   dataDir: string;
+  /** The embedded database closes a wire connection idle this long (0: never), as PostgreSQL's idle_session_timeout. */
+  embeddedIdleTimeoutMs: number;
+  /** How long an idle HTTP keep-alive connection stays open (Node's keepAliveTimeout). */
+  httpKeepAliveTimeoutMs: number;
   logLevel: string;
   graphiql: boolean;
   /** When the legacy single-pet lookup goes away (GraphQL and REST), whether it answers 410 Gone after, and its brownouts. */
@@ -431,7 +443,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     host: settings.HOST,
     port: settings.PORT,
     databaseUrl: settings.DATABASE_URL,
-    // PGlite runs one query at a time; more connections would only queue.
+    // PGlite runs one statement at a time; more connections would only queue (they may: it is safe).
     databasePoolSize: settings.DATABASE_POOL_SIZE ?? (embedded ? 1 : 10),
     databasePreparedStatements:
       settings.DATABASE_PREPARED_STATEMENTS ?? (settings.DATABASE_POOLER === 'pgbouncer' ? 0 : DEFAULT_PREPARED_STATEMENTS),
@@ -447,6 +459,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     // The embedded database is ours to keep current; a real server is migrated on request.
     migrateOnStart: flags.includes('--migrate') || (settings.MIGRATE_ON_START ?? embedded),
     dataDir: path.resolve(settings.DATA_DIR),
+    embeddedIdleTimeoutMs: settings.EMBEDDED_DATABASE_IDLE_TIMEOUT_MS,
+    httpKeepAliveTimeoutMs: settings.HTTP_KEEP_ALIVE_TIMEOUT_MS,
     logLevel: settings.LOG_LEVEL,
     graphiql: settings.GRAPHIQL ?? !production,
     legacy,
@@ -461,6 +475,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         // TIMEOUT from the server; only a server that stops answering meets this one.
         queryTimeoutMs: settings.DATABASE_QUERY_TIMEOUT_MS ?? settings.DATABASE_STATEMENT_TIMEOUT_MS + 2_000,
         maxWaiting: settings.DATABASE_MAX_WAITING,
+        idleTimeoutMs: settings.DATABASE_IDLE_TIMEOUT_MS,
       },
       rateLimit: {
         requests: settings.RATE_LIMIT_REQUESTS,

@@ -15,7 +15,7 @@ import { checkReadiness } from './observability/health.js';
 import { createMetrics, watchPool, watchReplicas } from './observability/metrics.js';
 import { outageLog } from './observability/outages.js';
 import { watchRedis } from './observability/redis-health.js';
-import { type EmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres.js';
+import { type EmbeddedPostgres, EmbeddedDatabaseInUseError, startEmbeddedPostgres } from './database/embedded.js';
 import { createLogger } from './logger.js';
 import { applyPendingMigrations } from './migrations/migrations.js';
 import { seedDemoData } from './seed/demo-data.js';
@@ -53,7 +53,12 @@ function databaseAddress(url: string): string {
 
 let embedded: EmbeddedPostgres | undefined;
 if (!config.databaseUrl) {
-  embedded = await startEmbeddedPostgres(config.dataDir);
+  try {
+    embedded = await startEmbeddedPostgres(config.dataDir, { idleTimeoutMs: config.embeddedIdleTimeoutMs });
+  } catch (error) {
+    if (error instanceof EmbeddedDatabaseInUseError) cannotStart(error.message, error);
+    throw error;
+  }
   logger.info({ dataDir: config.dataDir, firstStart: embedded.created }, 'embedded PostgreSQL (PGlite) started');
 }
 const databaseUrl = config.databaseUrl ?? (embedded as EmbeddedPostgres).url;
@@ -209,6 +214,9 @@ const listenFailure = (port: number) => (error: NodeJS.ErrnoException) => {
   cannotStart(reason, error);
 };
 server.once('error', listenFailure(config.port));
+// Node closes an idle keep-alive connection after this; its header timeout must stay longer.
+(server as Server).keepAliveTimeout = config.httpKeepAliveTimeoutMs;
+(server as Server).headersTimeout = Math.max((server as Server).headersTimeout, config.httpKeepAliveTimeoutMs + 1_000);
 
 const webSockets = gateway.serveWebSockets(server as Server);
 

@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig } from '../config.js';
-import { startEmbeddedPostgres } from '../embedded-postgres.js';
+import { EmbeddedDatabaseInUseError, startEmbeddedPostgres } from '../database/embedded.js';
 import { applyPendingMigrations } from '../migrations/migrations.js';
 
 // npm run db:migrate: applies pending migrations to DATABASE_URL (or to the
@@ -11,6 +11,6 @@ try {
   console.log(applied.length ? `Applied: ${applied.join(', ')}` : 'No pending migrations.');
   await embedded?.stop();
 } catch (error) {
-  console.error(error instanceof ConfigError ? error.message : error);
+  console.error(error instanceof ConfigError || error instanceof EmbeddedDatabaseInUseError ? error.message : error);
   process.exit(1);
 }

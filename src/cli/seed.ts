@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig } from '../config.js';
 import { createPrismaClient } from '../database/client.js';
-import { startEmbeddedPostgres } from '../embedded-postgres.js';
+import { EmbeddedDatabaseInUseError, startEmbeddedPostgres } from '../database/embedded.js';
 import { applyPendingMigrations } from '../migrations/migrations.js';
 import { seedDemoData } from '../seed/demo-data.js';
 
@@ -20,6 +20,6 @@ try {
   await prisma.$disconnect();
   await embedded?.stop();
 } catch (error) {
-  console.error(error instanceof ConfigError ? error.message : error);
+  console.error(error instanceof ConfigError || error instanceof EmbeddedDatabaseInUseError ? error.message : error);
   process.exit(1);
 }

@@ -64,6 +64,7 @@ export function createDatabase({
       ? {
           connectionTimeoutMillis: timeouts.connectTimeoutMs,
           query_timeout: timeouts.queryTimeoutMs,
+          idleTimeoutMillis: timeouts.idleTimeoutMs,
           keepAlive: true,
           keepAliveInitialDelayMillis: 10_000,
         }

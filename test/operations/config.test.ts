@@ -108,6 +108,9 @@ describe('loadConfig', () => {
     [{ DATABASE_REPLICA_URLS: 'postgresql://r1/petstore' }, 'DATABASE_REPLICA_URLS needs DATABASE_URL'],
     [{ DATABASE_REPLICA_MAX_LAG_MS: '-5' }, 'DATABASE_REPLICA_MAX_LAG_MS must be a whole number from 0 to 3600000'],
     [{ DATABASE_REPLICA_CHECK_INTERVAL_MS: '10' }, 'DATABASE_REPLICA_CHECK_INTERVAL_MS must be a whole number from 100 to 60000'],
+    [{ DATABASE_IDLE_TIMEOUT_MS: '-1' }, 'DATABASE_IDLE_TIMEOUT_MS must be a whole number from 0 to 86400000'],
+    [{ EMBEDDED_DATABASE_IDLE_TIMEOUT_MS: 'soon' }, 'EMBEDDED_DATABASE_IDLE_TIMEOUT_MS must be a whole number from 0 to 86400000'],
+    [{ HTTP_KEEP_ALIVE_TIMEOUT_MS: '1.5' }, 'HTTP_KEEP_ALIVE_TIMEOUT_MS must be a whole number from 0 to 3600000'],
     [{ NODE_ENV: 'staging' }, 'NODE_ENV must be development, test or production'],
   ])('refuses %j, naming the setting and what it accepts', (env, message) => {
     const error = problemsWith(env);
@@ -152,7 +155,7 @@ describe('security settings', () => {
       requestTimeoutMs: 10_000,
       statementTimeoutMs: 5_000,
       // The client waits 2 s longer than the server's own statement timeout before giving a connection up.
-      database: { connectTimeoutMs: 5_000, queryTimeoutMs: 7_000, maxWaiting: 50 },
+      database: { connectTimeoutMs: 5_000, queryTimeoutMs: 7_000, maxWaiting: 50, idleTimeoutMs: 10_000 },
       rateLimit: { requests: 600, windowSeconds: 60, keyPrefix: 'petstore-rate' },
       maxDepth: 12,
       maxAliases: 20,
@@ -190,6 +193,7 @@ describe('security settings', () => {
       DATABASE_CONNECT_TIMEOUT_MS: '800',
       DATABASE_QUERY_TIMEOUT_MS: '1200',
       DATABASE_MAX_WAITING: '3',
+      DATABASE_IDLE_TIMEOUT_MS: '0',
       RATE_LIMIT_REQUESTS: '5',
       RATE_LIMIT_WINDOW_SECONDS: '10',
       RATE_LIMIT_KEY_PREFIX: 'petstore-rate:staging',
@@ -206,7 +210,7 @@ describe('security settings', () => {
       bodyBytes: 2048,
       requestTimeoutMs: 1500,
       statementTimeoutMs: 1000,
-      database: { connectTimeoutMs: 800, queryTimeoutMs: 1200, maxWaiting: 3 },
+      database: { connectTimeoutMs: 800, queryTimeoutMs: 1200, maxWaiting: 3, idleTimeoutMs: 0 },
       rateLimit: { requests: 5, windowSeconds: 10, keyPrefix: 'petstore-rate:staging' },
       maxDepth: 3,
       maxAliases: 4,

@@ -1,12 +1,16 @@
 import { randomUUID } from 'node:crypto';
+import { cp, mkdtemp, rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { allScopes } from '../../src/auth/scopes.js';
 import { createTokenVerifier, mintToken, type TokenKeys } from '../../src/auth/tokens.js';
-import { defaultLimits, type Limits, type ResponseCacheSettings, type TrustProxy } from '../../src/config.js';
+import { defaultLimits, type Limits, loadConfig, type ResponseCacheSettings, type TrustProxy } from '../../src/config.js';
 import { createPrismaClient, type PrismaClient } from '../../src/database/client.js';
+import { startEmbeddedPostgres } from '../../src/database/embedded.js';
 import type { LegacyAfterSunset } from '../../src/legacy.js';
 import { createEventBus } from '../../src/events/bus.js';
 import { createLogger } from '../../src/logger.js';
@@ -95,17 +99,15 @@ export function useTestGateway(options: GatewayTestOptions = {}): TestGateway {
   let stop: () => Promise<void> = async () => {};
 
   beforeAll(async () => {
-    const database = await createMigratedDatabase(inject('templateDatabase'));
-    // Through PgBouncer (TEST_THROUGH_PGBOUNCER=1) as DATABASE_POOLER=pgbouncer configures it: no prepared statements.
-    const bouncerPort = inject('pgbouncerPort');
-    const gatewayUrl = new URL(database.url);
-    if (bouncerPort) gatewayUrl.port = String(bouncerPort);
+    const database = await testDatabase();
     const gatewayPrisma = createPrismaClient({
-      url: gatewayUrl.toString(),
-      poolSize: 10,
+      url: database.gatewayUrl,
+      // The embedded database gets what `npm start` gives it with no settings: one connection.
+      poolSize: database.embedded ? loadConfig({}).databasePoolSize : 10,
       logQueries: true,
       statementTimeoutMs: options.statementTimeoutMs,
-      ...(bouncerPort ? { preparedStatements: 0 } : {}),
+      // Through PgBouncer (TEST_THROUGH_PGBOUNCER=1) as DATABASE_POOLER=pgbouncer configures it: no prepared statements.
+      ...(database.throughBouncer ? { preparedStatements: 0 } : {}),
     });
     gatewayPrisma.$on('query', (event) => gateway.statements.push(event.query));
     const prisma = createPrismaClient({ url: database.url, poolSize: 4 });
@@ -168,10 +170,55 @@ export function useTestGateway(options: GatewayTestOptions = {}): TestGateway {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await gatewayPrisma.$disconnect();
       await prisma.$disconnect();
-      await dropDatabase(database.name);
+      await database.drop();
     };
   });
 
   afterAll(() => stop());
   return gateway;
+}
+
+interface TestDatabase {
+  /** Where the gateway connects: through PgBouncer in that pass. */
+  gatewayUrl: string;
+  /** Straight to the database, for arranging and checking. */
+  url: string;
+  embedded: boolean;
+  throughBouncer: boolean;
+  drop(): Promise<void>;
+}
+
+/**
+ * The file's own database: a copy of the migrated template on the PostgreSQL server (reached
+ * through PgBouncer in that pass), or, with TEST_ON_EMBEDDED=1, a copy of a migrated embedded
+ * database served as `npm start` serves it.
+ */
+async function testDatabase(): Promise<TestDatabase> {
+  const embeddedTemplate = inject('embeddedTemplate');
+  if (embeddedTemplate) {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'petstore-embedded-'));
+    await cp(embeddedTemplate, dataDir, { recursive: true });
+    const embedded = await startEmbeddedPostgres(dataDir, { idleTimeoutMs: loadConfig({}).embeddedIdleTimeoutMs });
+    return {
+      gatewayUrl: embedded.url,
+      url: embedded.url,
+      embedded: true,
+      throughBouncer: false,
+      async drop() {
+        await embedded.stop();
+        await rm(dataDir, { recursive: true, force: true });
+      },
+    };
+  }
+  const database = await createMigratedDatabase(inject('templateDatabase'));
+  const bouncerPort = inject('pgbouncerPort');
+  const gatewayUrl = new URL(database.url);
+  if (bouncerPort) gatewayUrl.port = String(bouncerPort);
+  return {
+    gatewayUrl: gatewayUrl.toString(),
+    url: database.url,
+    embedded: false,
+    throughBouncer: Boolean(bouncerPort),
+    drop: () => dropDatabase(database.name),
+  };
 }

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import path from 'node:path';
+import { settingNames } from '../../src/config.js';
 
 /**
  * Runs the project's commands as separate processes, as a developer or CI
@@ -11,58 +12,11 @@ import path from 'node:path';
 
 export const projectRoot = path.resolve(import.meta.dirname, '../..');
 
-/** The settings src/config.ts reads: never inherited from the test runner, only given. */
-const gatewaySettings = [
-  'NODE_ENV',
-  'HOST',
-  'PORT',
-  'DATABASE_URL',
-  'DATABASE_POOL_SIZE',
-  'MIGRATE_ON_START',
-  'DATA_DIR',
-  'LOG_LEVEL',
-  'GRAPHIQL',
-  'LEGACY_SUNSET_DATE',
-  'LEGACY_AFTER_SUNSET',
-  'REDIS_URL',
-  'EVENTS_CHANNEL_PREFIX',
-  'SHUTDOWN_GRACE_MS',
-  'AUTH_JWT_SECRET',
-  'AUTH_JWKS_URL',
-  'AUTH_ISSUER',
-  'AUTH_AUDIENCE',
-  'DATABASE_STATEMENT_TIMEOUT_MS',
-  'REQUEST_TIMEOUT_MS',
-  'RATE_LIMIT_REQUESTS',
-  'RATE_LIMIT_WINDOW_SECONDS',
-  'RATE_LIMIT_KEY_PREFIX',
-  'BODY_LIMIT_BYTES',
-  'MAX_DEPTH',
-  'MAX_ALIASES',
-  'MAX_TOKENS',
-  'MAX_COST',
-  'MAX_DIRECTIVES',
-  'MAX_BATCH',
-  'INTROSPECTION',
-  'CORS_ORIGINS',
-  'LEGACY_BROWNOUTS',
-  'TRUST_PROXY',
-  'METRICS_PORT',
-  'METRICS_TOKEN',
-  'METRICS_CLIENT_CLAIM',
-  'SHUTDOWN_DRAIN_MS',
-  'DATABASE_CONNECT_TIMEOUT_MS',
-  'DATABASE_QUERY_TIMEOUT_MS',
-  'DATABASE_MAX_WAITING',
-  'REDIS_CONNECT_TIMEOUT_MS',
-  'REDIS_COMMAND_TIMEOUT_MS',
-  'GRAPHQL_COMPILE_AFTER_USES',
-];
-
 /** The test runner's environment without the gateway's settings, plus `settings`. */
 export function commandEnv(settings: Record<string, string | undefined>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of gatewaySettings) delete env[name];
+  // The settings src/config.ts reads are never inherited from the test runner, only given.
+  for (const name of settingNames) delete env[name];
   for (const [name, value] of Object.entries(settings)) {
     if (value !== undefined) env[name] = value;
   }
