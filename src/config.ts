@@ -23,6 +23,23 @@ export interface DatabaseTimeouts {
   idleTimeoutMs: number;
 }
 
+/** A cache's bounds: entries, and the bytes of what it keeps (estimated) where entries differ in size. */
+export interface CacheBounds {
+  maxEntries: number;
+  maxBytes?: number;
+}
+
+/**
+ * Compiled execution (graphql-jit): a document is compiled once it has run `afterUses` times within
+ * `windowMs`; at most `maxEntries` compiled documents, and `maxBytes` of their generated code, are kept.
+ */
+export interface CompiledExecutionSettings {
+  afterUses: number;
+  windowMs: number;
+  maxEntries: number;
+  maxBytes: number;
+}
+
 /** Distinct SQL texts each database connection prepares unless DATABASE_PREPARED_STATEMENTS says otherwise. */
 export const DEFAULT_PREPARED_STATEMENTS = 500;
 
@@ -151,7 +168,16 @@ const environmentSchema = z.object({
   RESPONSE_CACHE_MAX_ENTRIES: wholeNumber('RESPONSE_CACHE_MAX_ENTRIES', 1, 1_000_000).default(10_000),
   RESPONSE_CACHE_MAX_BYTES: wholeNumber('RESPONSE_CACHE_MAX_BYTES', 1_000_000, 8_000_000_000).default(64_000_000),
   BODY_LIMIT_BYTES: wholeNumber('BODY_LIMIT_BYTES', 1_024, 10_485_760).default(102_400),
-  GRAPHQL_COMPILE_AFTER_USES: wholeNumber('GRAPHQL_COMPILE_AFTER_USES', 0, 1_000_000).default(2),
+  GRAPHQL_COMPILE_AFTER_USES: wholeNumber('GRAPHQL_COMPILE_AFTER_USES', 0, 1_000_000).default(10),
+  GRAPHQL_COMPILE_WINDOW_MS: wholeNumber('GRAPHQL_COMPILE_WINDOW_MS', 1_000, 86_400_000).default(60_000),
+  GRAPHQL_COMPILED_MAX_ENTRIES: wholeNumber('GRAPHQL_COMPILED_MAX_ENTRIES', 1, 100_000).default(100),
+  GRAPHQL_COMPILED_MAX_BYTES: wholeNumber('GRAPHQL_COMPILED_MAX_BYTES', 100_000, 8_000_000_000).default(16_000_000),
+  GRAPHQL_DOCUMENT_CACHE_MAX_ENTRIES: wholeNumber('GRAPHQL_DOCUMENT_CACHE_MAX_ENTRIES', 1, 1_000_000).default(1_000),
+  GRAPHQL_DOCUMENT_CACHE_MAX_BYTES: wholeNumber('GRAPHQL_DOCUMENT_CACHE_MAX_BYTES', 100_000, 8_000_000_000).default(32_000_000),
+  PRISMA_QUERY_PLAN_CACHE_MAX_ENTRIES: wholeNumber('PRISMA_QUERY_PLAN_CACHE_MAX_ENTRIES', 0, 1_000_000).default(1_000),
+  PERSISTED_QUERIES_MAX_ENTRIES: wholeNumber('PERSISTED_QUERIES_MAX_ENTRIES', 1, 1_000_000).default(1_000),
+  PERSISTED_QUERIES_MAX_BYTES: wholeNumber('PERSISTED_QUERIES_MAX_BYTES', 10_000, 8_000_000_000).default(8_000_000),
+  TOKEN_CACHE_MAX_ENTRIES: wholeNumber('TOKEN_CACHE_MAX_ENTRIES', 1, 1_000_000).default(10_000),
   TRUSTED_DOCUMENTS: z
     .enum(['off', 'allow', 'require'], {
       error: 'TRUSTED_DOCUMENTS must be off, allow (trusted document ids and full text) or require (trusted document ids only)',
@@ -320,7 +346,15 @@ export interface Config {
   /** Origins allowed to call from a browser; none when empty. */
   corsOrigins: string[];
   /** Compile a query with graphql-jit from its n-th use on (the 2nd by default); graphql-js only when absent (0). */
-  compiledExecution: { afterUses: number } | undefined;
+  compiledExecution: CompiledExecutionSettings | undefined;
+  /** Parsed documents kept by their text (yoga's parse cache); the per-document facts of the plugins go with them. */
+  documentCache: CacheBounds;
+  /** Query plans Prisma keeps by query shape (its own LRU; 0 keeps none). */
+  prismaQueryPlanCacheMaxEntries: number;
+  /** Documents registered by automatic persisted queries (TRUSTED_DOCUMENTS=allow). */
+  persistedQueries: CacheBounds;
+  /** Verified bearer tokens remembered (each at most a minute, never past its expiry). */
+  tokenCacheMaxEntries: number;
   /** Which GraphQL documents are accepted (TRUSTED_DOCUMENTS) and the manifests' documents by id. */
   trustedDocuments: TrustedDocumentsSettings;
   /** Where the client's address comes from, for rate limits (TRUST_PROXY). */
@@ -505,7 +539,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     trustProxy: settings.TRUST_PROXY ?? false,
     trustedDocuments: trusted,
     compiledExecution:
-      settings.GRAPHQL_COMPILE_AFTER_USES > 0 ? { afterUses: settings.GRAPHQL_COMPILE_AFTER_USES } : undefined,
+      settings.GRAPHQL_COMPILE_AFTER_USES > 0
+        ? {
+            afterUses: settings.GRAPHQL_COMPILE_AFTER_USES,
+            windowMs: settings.GRAPHQL_COMPILE_WINDOW_MS,
+            maxEntries: settings.GRAPHQL_COMPILED_MAX_ENTRIES,
+            maxBytes: settings.GRAPHQL_COMPILED_MAX_BYTES,
+          }
+        : undefined,
+    documentCache: { maxEntries: settings.GRAPHQL_DOCUMENT_CACHE_MAX_ENTRIES, maxBytes: settings.GRAPHQL_DOCUMENT_CACHE_MAX_BYTES },
+    prismaQueryPlanCacheMaxEntries: settings.PRISMA_QUERY_PLAN_CACHE_MAX_ENTRIES,
+    persistedQueries: { maxEntries: settings.PERSISTED_QUERIES_MAX_ENTRIES, maxBytes: settings.PERSISTED_QUERIES_MAX_BYTES },
+    tokenCacheMaxEntries: settings.TOKEN_CACHE_MAX_ENTRIES,
     metrics: { port: settings.METRICS_PORT, token: settings.METRICS_TOKEN, clientClaim: settings.METRICS_CLIENT_CLAIM },
     shutdownGraceMs: settings.SHUTDOWN_GRACE_MS,
     shutdownDrainMs,

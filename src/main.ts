@@ -82,6 +82,7 @@ const databaseSettings = {
   // PgBouncer refuses startup parameters: there the timeout is the database's own setting (checked below).
   statementTimeoutMs: config.databasePooler === 'pgbouncer' ? undefined : config.limits.statementTimeoutMs,
   timeouts: config.limits.database,
+  queryPlanCacheMaxEntries: config.prismaQueryPlanCacheMaxEntries,
 };
 const { prisma, pool } = createDatabase({ url: databaseUrl, ...databaseSettings, onConnect: () => databaseOutage.recovered() });
 if (config.databasePooler === 'pgbouncer') {
@@ -96,6 +97,12 @@ if (config.databasePooler === 'pgbouncer') {
 }
 // Streaming replicas take the reads.
 const metrics = createMetrics();
+// Bounded by their settings; Prisma does not tell how many plans it keeps, so only its bound is shown.
+metrics.caches.watch('prepared_statement_names', {
+  bounds: { maxEntries: databaseSettings.statementNames.max },
+  entries: () => databaseSettings.statementNames.size,
+});
+metrics.caches.watch('prisma_query_plans', { bounds: { maxEntries: config.prismaQueryPlanCacheMaxEntries }, entries: () => undefined });
 const replicas = config.databaseReplicas.urls.map((url) => ({ name: databaseAddress(url), ...createDatabase({ url, ...databaseSettings }) }));
 const readRouting = createReadRouting({
   primary: { prisma, pool },
@@ -121,6 +128,8 @@ if (embedded && !embedded.demoDataLoaded) {
 
 const verifyToken = createTokenVerifier(await tokenKeys(config.auth, config.dataDir), {
   clientClaim: config.metrics.clientClaim,
+  cacheMaxEntries: config.tokenCacheMaxEntries,
+  caches: metrics.caches,
 });
 const redis = config.redisUrl ? new Redis(config.redisUrl, redisOptions(config.redisTimeouts)) : undefined;
 // Outages are logged by watchRedis, once; this keeps ioredis from writing each error to the console.
@@ -165,10 +174,11 @@ const gateway = createGateway({
   corsOrigins: config.corsOrigins,
   trustProxy: config.trustProxy,
   compiledExecution: config.compiledExecution,
+  documentCache: config.documentCache,
   trustedDocuments:
     config.trustedDocuments.mode === 'off'
       ? undefined
-      : { mode: config.trustedDocuments.mode, documents: config.trustedDocuments.documents },
+      : { mode: config.trustedDocuments.mode, documents: config.trustedDocuments.documents, registered: config.persistedQueries },
   databaseOutage,
   redisHealth,
   metricsEndpoint: { ownPort: config.metrics.port !== undefined, token: config.metrics.token },

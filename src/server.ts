@@ -3,7 +3,7 @@ import { Hono } from 'hono';
 import { cors } from 'hono/cors';
 import type { Redis } from 'ioredis';
 import type { TokenVerifier } from './auth/tokens.js';
-import type { Limits, ResponseCacheSettings, TrustProxy } from './config.js';
+import type { CacheBounds, CompiledExecutionSettings, Limits, ResponseCacheSettings, TrustProxy } from './config.js';
 import type { PrismaClient } from './database/client.js';
 import type { ReadRouting } from './database/replicas.js';
 import { createLookups } from './domain/lookups.js';
@@ -56,8 +56,10 @@ export interface GatewayOptions {
   /** /metrics on a port of its own (then not on the API's), and the bearer token it asks for, if any. */
   metricsEndpoint?: { ownPort: boolean; token?: string };
   legacy: LegacySettings;
-  /** Compile documents seen `afterUses` times with graphql-jit (GRAPHQL_JIT); graphql-js for all when absent. */
-  compiledExecution?: { afterUses: number };
+  /** Compile the documents that earn it with graphql-jit (GRAPHQL_COMPILE_*); graphql-js for all when absent. */
+  compiledExecution?: CompiledExecutionSettings;
+  /** Parsed documents kept (GRAPHQL_DOCUMENT_CACHE_*); their defaults when absent. */
+  documentCache?: CacheBounds;
   /** Which documents are run (TRUSTED_DOCUMENTS); any when absent. */
   trustedDocuments?: TrustedDocumentsOptions;
 }
@@ -88,6 +90,7 @@ export function createGateway(options: GatewayOptions) {
           redis: options.redis,
           logger,
           countLookup: (result) => metrics.responseCacheLookups.inc({ result }),
+          caches: metrics.caches,
         }),
       )
     : undefined;

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createRemoteJWKSet, errors, type JWTPayload, type JWTVerifyGetKey, jwtVerify, SignJWT } from 'jose';
-import { LRUCache } from 'lru-cache';
+import { boundedCache, type CacheMetrics } from '../observability/caches.js';
 import { DomainError } from '../errors.js';
 import type { Principal } from './scopes.js';
 
@@ -56,6 +56,9 @@ export interface VerifierOptions {
    * principal for metrics; a token subject never is, by default.
    */
   clientClaim?: string;
+  /** Verified tokens remembered at once (TOKEN_CACHE_MAX_ENTRIES); 10,000 when absent. */
+  cacheMaxEntries?: number;
+  caches?: CacheMetrics;
 }
 
 /** Seconds a token may be past its `exp` (clock skew between the issuer and us). */
@@ -70,8 +73,8 @@ const CLOCK_TOLERANCE_S = 5;
  * provider withdraws stops being accepted within a minute; only tokens that
  * verified are kept, so a flood of forged ones cannot fill it.
  */
-function verifiedTokens() {
-  const cache = new LRUCache<string, Principal>({ max: 10_000, ttl: 60_000, ttlAutopurge: false });
+function verifiedTokens(maxEntries: number, caches: CacheMetrics | undefined) {
+  const cache = boundedCache<string, Principal>('verified_tokens', { maxEntries }, caches, { ttlMs: 60_000 });
   return {
     get(token: string): Principal | undefined {
       const principal = cache.get(token);
@@ -85,7 +88,7 @@ function verifiedTokens() {
   };
 }
 
-export function createTokenVerifier(keys: TokenKeys, { clientClaim }: VerifierOptions = {}): TokenVerifier {
+export function createTokenVerifier(keys: TokenKeys, { clientClaim, cacheMaxEntries = 10_000, caches }: VerifierOptions = {}): TokenVerifier {
   const key: Uint8Array | JWTVerifyGetKey = keys.kind === 'hs256' ? keys.secret : remoteKeys(keys.url);
   const options = {
     algorithms: keys.kind === 'hs256' ? ['HS256'] : ['RS256', 'ES256', 'PS256', 'EdDSA'],
@@ -95,7 +98,7 @@ export function createTokenVerifier(keys: TokenKeys, { clientClaim }: VerifierOp
     // A token without an expiry would be good forever.
     requiredClaims: ['exp'],
   };
-  const verified = verifiedTokens();
+  const verified = verifiedTokens(cacheMaxEntries, caches);
   return async (token) => {
     const known = verified.get(token);
     if (known) return known;

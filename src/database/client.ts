@@ -23,6 +23,8 @@ export interface DatabaseOptions {
    * text on every connection it can meet.
    */
   statementNames?: StatementNames;
+  /** Query plans Prisma keeps by query shape (its own LRU, 1,000 by default; 0 keeps none). */
+  queryPlanCacheMaxEntries?: number;
 }
 
 /** Too many requests already wait for a database connection: refused at once rather than queued. */
@@ -55,6 +57,7 @@ export function createDatabase({
   onConnect,
   preparedStatements = DEFAULT_PREPARED_STATEMENTS,
   statementNames,
+  queryPlanCacheMaxEntries,
 }: DatabaseOptions) {
   const pool = new pg.Pool({
     connectionString: url,
@@ -120,6 +123,7 @@ export function createDatabase({
       ...(preparedStatements > 0 ? { statementNameGenerator: statementNames ?? createStatementNames(preparedStatements) } : {}),
     }),
     log: logQueries ? [{ emit: 'event', level: 'query' }] : [],
+    ...(queryPlanCacheMaxEntries !== undefined ? { queryPlanCacheMaxSize: queryPlanCacheMaxEntries } : {}),
   });
   return { prisma, pool };
 }
@@ -137,12 +141,16 @@ export function createPrismaClient(options: DatabaseOptions) {
  * first `max` distinct texts get a name, for good (a name must never change
  * its text); later ones run unnamed, as before.
  */
-export type StatementNames = (query: { sql: string }) => string;
+export type StatementNames = ((query: { sql: string }) => string) & {
+  /** Texts named so far (at most `max`). */
+  readonly size: number;
+  readonly max: number;
+};
 
 export function createStatementNames(max: number): StatementNames {
   const names = new Map<string, string>();
   // The adapter passes the name on as pg's `name`, where undefined means an unnamed statement.
-  return (query: { sql: string }) => {
+  const nameOf = (query: { sql: string }) => {
     let name = names.get(query.sql);
     // A raw text of several commands cannot be prepared (PostgreSQL refuses it): left unnamed.
     if (name === undefined && names.size < max && !query.sql.includes(';')) {
@@ -151,4 +159,8 @@ export function createStatementNames(max: number): StatementNames {
     }
     return name as string;
   };
+  return Object.defineProperties(nameOf, {
+    size: { get: () => names.size },
+    max: { value: max },
+  }) as StatementNames;
 }

@@ -1,5 +1,6 @@
 import type { ReplicaStatus } from '../database/replicas.js';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { createCacheMetrics } from './caches.js';
 
 /** A label value stood in for by `other` once a label has this many values (or for an overlong one). */
 export const OTHER = 'other';
@@ -71,6 +72,8 @@ export function createMetrics(options: MetricsOptions = {}) {
 
   return {
     registry,
+    /** Every bounded cache's size, bounds and evictions (petstore_cache_*). */
+    caches: createCacheMetrics(registry),
     requests: {
       inc: (labels: RequestLabels) => requests.inc({ ...labels, operation: operation(labels.operation) }),
     },

@@ -16,8 +16,11 @@ import type { GraphQLFieldResolver, GraphQLResolveInfo } from 'graphql';
 
 type Path = GraphQLResolveInfo['path'];
 
-/** Set on a request's context by the execution that compiles it (src/http/plugins/use-compiled-execution.ts). */
-export const COMPILED_EXECUTION = Symbol.for('petstore.compiledExecution');
+/**
+ * Set on a request's context by the execution that compiles it (src/http/plugins/use-compiled-execution.ts):
+ * the path links of its operation, shared by every request of it.
+ */
+export const CANONICAL_PATHS = Symbol.for('petstore.canonicalPaths');
 
 /** A response path link as graphql-js makes them, plus the links beneath it, found by key. */
 interface CanonicalLink {
@@ -28,35 +31,56 @@ interface CanonicalLink {
 }
 
 /**
- * The links of the root fields, per operation (so per document: yoga's parse cache and jit's cache
- * hand every request with the same text the same nodes), shared by every request of it. The
- * Prisma plugin keeps its per-request state in weak maps keyed by these links, and remembers the
- * key string of each link in a process-wide weak map: links made anew for every request cost it a
- * weak-map insertion per link and row (10% of the samples of a pets page, with the collector's
- * weak-map work on top), shared ones a lookup. The tree goes when its operation does, and grows to
- * the response paths the operation has answered (bounded by its page sizes).
+ * The links of one compiled operation, shared by every request of it. The Prisma plugin keeps its
+ * per-request state in weak maps keyed by these links, and remembers the key string of each link in
+ * a process-wide weak map: links made anew for every request cost it a weak-map insertion per link
+ * and row (10% of the samples of a pets page, with the collector's weak-map work on top), shared
+ * ones a lookup. The tree grows to the response paths the operation has answered, up to `maxLinks`;
+ * past that, a request's further links are its own (correct, only slower). It goes with the
+ * compiled operation that holds it.
  */
-const rootsByOperation = new WeakMap<object, Map<string | number, CanonicalLink>>();
-function rootsOf(operation: object): Map<string | number, CanonicalLink> {
-  let roots = rootsByOperation.get(operation);
-  if (!roots) {
-    roots = new Map();
-    rootsByOperation.set(operation, roots);
-  }
-  return roots;
+export interface PathTree {
+  readonly roots: Map<string | number, CanonicalLink>;
+  links: number;
+  readonly maxLinks: number;
+  /** The links of every tree of the process, for /metrics. */
+  readonly total: { links: number };
 }
 
-function canonical(operation: object, path: Path): CanonicalLink {
-  const prev = path.prev ? canonical(operation, path.prev) : undefined;
-  let children = prev ? prev.children : rootsOf(operation);
-  if (!children) {
-    children = new Map();
-    (prev as CanonicalLink).children = children;
-  }
-  let link = children.get(path.key);
-  if (!link) {
-    link = { prev, key: path.key, typename: path.typename };
+export function createPathTree(maxLinks: number, total: { links: number }): PathTree {
+  return { roots: new Map(), links: 0, maxLinks, total };
+}
+
+/** What one request of a compiled operation uses: the shared tree, and its own links past the tree's bound. */
+export interface RequestPaths {
+  readonly tree: PathTree;
+  readonly own: Map<CanonicalLink | undefined, Map<string | number, CanonicalLink>>;
+}
+
+export const requestPaths = (tree: PathTree): RequestPaths => ({ tree, own: new Map() });
+
+function canonical(paths: RequestPaths, path: Path): CanonicalLink {
+  const prev = path.prev ? canonical(paths, path.prev) : undefined;
+  const shared = prev ? prev.children : paths.tree.roots;
+  let link = shared?.get(path.key) ?? paths.own.get(prev)?.get(path.key);
+  if (link) return link;
+  link = { prev, key: path.key, typename: path.typename };
+  if (paths.tree.links < paths.tree.maxLinks) {
+    let children = shared;
+    if (!children) {
+      children = new Map();
+      (prev as CanonicalLink).children = children;
+    }
     children.set(path.key, link);
+    paths.tree.links++;
+    paths.tree.total.links++;
+  } else {
+    let own = paths.own.get(prev);
+    if (!own) {
+      own = new Map();
+      paths.own.set(prev, own);
+    }
+    own.set(path.key, link);
   }
   return link;
 }
@@ -68,9 +92,10 @@ export class CanonicalPathsPlugin<Types extends SchemaTypes> extends BasePlugin<
   ): GraphQLFieldResolver<unknown, Types['Context'], object> {
     if (!this.readsPlannedSelections(fieldConfig)) return resolver;
     return (parent, args, context, info) => {
-      if ((context as Record<symbol, unknown>)[COMPILED_EXECUTION]) {
+      const paths = (context as Record<symbol, RequestPaths | undefined>)[CANONICAL_PATHS];
+      if (paths) {
         // graphql-jit builds a fresh info object (and path chain) for every call: ours to change.
-        (info as { path: Path }).path = canonical(info.operation, info.path) as Path;
+        (info as { path: Path }).path = canonical(paths, info.path) as Path;
       }
       return resolver(parent, args, context, info);
     };

@@ -8,8 +8,10 @@ import { useTestGateway } from '../support/gateway.js';
  * execution on (the first runs on graphql-js), as the engines metric shows.
  */
 
-const standard = useTestGateway({ compiledExecution: false });
-const compiled = useTestGateway({ compiledExecution: { afterUses: 2 } });
+// A cost limit that lets one request answer more response paths than an operation shares.
+const limits = { maxCost: 200_000 };
+const standard = useTestGateway({ compiledExecution: false, limits });
+const compiled = useTestGateway({ compiledExecution: { afterUses: 2 }, limits });
 
 beforeAll(async () => {
   for (const gateway of [standard, compiled]) {
@@ -67,6 +69,19 @@ describe('compiled execution', () => {
         expect(answer.statements).toBe(expected.statements);
       }
       expect(third.statements).toBe(1);
+    }
+  });
+
+  it('answers the same, with the same one statement, past the 2,000 response paths an operation shares across its requests', async () => {
+    // 60 pets, each with its category's 20 pets and their stock: some 2,600 paths.
+    const query = '{ pets(first: 60) { nodes { category { pets(first: 20) { nodes { inventory { quantity } } } } } } }';
+    const expected = await run(standard, query);
+    expect(expected.answer.errors).toEqual(undefined);
+    expect(expected.statements).toBe(1);
+    for (let i = 0; i < 3; i++) {
+      const answer = await run(compiled, query);
+      expect(answer.answer).toEqual(expected.answer);
+      expect(answer.statements).toBe(1);
     }
   });
 

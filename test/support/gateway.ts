@@ -132,7 +132,10 @@ export function useTestGateway(options: GatewayTestOptions = {}): TestGateway {
       legacy: { sunsetDate: options.legacySunsetDate ?? '2027-06-30', afterSunset: options.legacyAfterSunset ?? 'gone' },
       responseCache: options.responseCache,
       trustProxy: options.trustProxy,
-      compiledExecution: options.compiledExecution === false ? undefined : (options.compiledExecution ?? { afterUses: 1 }),
+      compiledExecution:
+        options.compiledExecution === false
+          ? undefined
+          : { ...loadConfig({}).compiledExecution!, ...(options.compiledExecution ?? { afterUses: 1 }) },
       trustedDocuments: options.trustedDocuments,
     });
     const server = await new Promise<ReturnType<typeof serve>>((resolve) => {

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import type { GraphQLParams, Plugin } from 'graphql-yoga';
-import { LRUCache } from 'lru-cache';
-import type { TrustedDocumentsSettings } from '../../config.js';
+import type { CacheBounds, TrustedDocumentsSettings } from '../../config.js';
+import { boundedCache, type CacheMetrics } from '../../observability/caches.js';
 import { DomainError, toGraphQLError } from '../../errors.js';
 
 /**
@@ -14,15 +14,16 @@ import { DomainError, toGraphQLError } from '../../errors.js';
  * - `allow`: ids or full text. An id is looked up in the manifests, then among the documents
  *   registered by Apollo's automatic persisted queries: a client sends the hash alone, gets
  *   PERSISTED_QUERY_NOT_FOUND for an unknown one, and sends it again with the text, which is
- *   checked against the hash and kept (least recently used first out, `registeredLimit` at most).
+ *   checked against the hash and kept (least recently used first out, within `registered`).
  *
  * An id is the GraphQL-over-HTTP draft's `documentId` (`sha256:<hex>`) or Apollo's
  * `extensions.persistedQuery.sha256Hash` (`<hex>`, version 1).
  */
 export interface TrustedDocumentsOptions extends TrustedDocumentsSettings {
   mode: 'allow' | 'require';
-  /** Documents registered through automatic persisted queries that are kept (allow mode). */
-  registeredLimit?: number;
+  /** Documents registered through automatic persisted queries that are kept (allow mode), by count and by size. */
+  registered?: CacheBounds;
+  caches?: CacheMetrics;
 }
 
 type Params = GraphQLParams & { documentId?: unknown };
@@ -67,8 +68,13 @@ export function webSocketDocument(
 const refusal = (code: 'FORBIDDEN' | 'PERSISTED_QUERY_NOT_FOUND' | 'VALIDATION_FAILED', message: string) => () =>
   toGraphQLError(new DomainError(code, message));
 
-export function useTrustedDocuments({ mode, documents, registeredLimit = 1000 }: TrustedDocumentsOptions): Plugin {
-  const registered = new LRUCache<string, string>({ max: registeredLimit });
+export function useTrustedDocuments({
+  mode,
+  documents,
+  registered: bounds = { maxEntries: 1_000, maxBytes: 8_000_000 },
+  caches,
+}: TrustedDocumentsOptions): Plugin {
+  const registered = boundedCache<string, string>('persisted_queries', bounds, caches, { sizeOf: (text, id) => text.length + id.length });
   return {
     onPluginInit({ addPlugin }) {
       addPlugin({

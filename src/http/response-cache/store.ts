@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { LRUCache } from 'lru-cache';
 import type { Principal } from '../../auth/scopes.js';
 import type { Logger } from '../../logger.js';
+import { boundedCache, type CacheMetrics } from '../../observability/caches.js';
 import { createWriteVersions, type Snapshot, type WriteVersions } from './versions.js';
 
 /**
@@ -48,6 +48,7 @@ export interface ResponseCacheOptions {
   keyPrefix: string;
   logger: Pick<Logger, 'warn'>;
   countLookup?: (result: LookupResult) => void;
+  caches?: CacheMetrics;
 }
 
 export interface ResponseCache {
@@ -70,13 +71,14 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     rememberMs: options.ttlMs * 2 + 60_000,
     timeoutMs: REDIS_TIMEOUT_MS,
     logger: options.logger,
+    caches: options.caches,
   });
-  const entries = new LRUCache<string, CachedAnswer>({
-    max: options.maxEntries,
-    maxSize: options.maxBytes,
-    ttl: options.ttlMs,
-    sizeCalculation: (answer) => Math.max(1, answer.body.length),
-  });
+  const entries = boundedCache<string, CachedAnswer>(
+    'response_cache',
+    { maxEntries: options.maxEntries, maxBytes: options.maxBytes },
+    options.caches,
+    { ttlMs: options.ttlMs, sizeOf: (answer) => answer.body.length },
+  );
   const running = new Map<string, { since: Snapshot; answer: Promise<CachedAnswer | undefined> }>();
   const count = options.countLookup ?? (() => undefined);
   const sameLog = (a: Snapshot, b: Snapshot) => a.epoch === b.epoch && a.shared === b.shared && a.local === b.local;

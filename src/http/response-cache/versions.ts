@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { LRUCache } from 'lru-cache';
 import type { Logger } from '../../logger.js';
+import { boundedCache, type CacheMetrics } from '../../observability/caches.js';
 
 /**
  * The write log the response cache checks its answers against. Every write
@@ -53,6 +53,9 @@ export interface WriteVersionsOptions {
   /** How long Redis may take before the request goes uncached. */
   timeoutMs: number;
   logger: Pick<Logger, 'warn'>;
+  /** Tags whose stamps are remembered in memory at once; 100,000 when absent. */
+  maxLocalStamps?: number;
+  caches?: CacheMetrics;
 }
 
 const STAMP = `
@@ -64,7 +67,15 @@ return sequence`;
 export function createWriteVersions(options: WriteVersionsOptions): WriteVersions {
   const { redis, keyPrefix, rememberMs, timeoutMs, logger } = options;
   let local = 0;
-  const localStamps = new LRUCache<string, number>({ ttl: rememberMs, ttlAutopurge: true });
+  // A stamp pushed out before its time may still outdate an answer: every tag not found then counts
+  // as written at the newest stamp let go that way, so forgetting costs hits, never staleness.
+  let forgottenAt = 0;
+  const localStamps = boundedCache<string, number>('response_cache_stamps', { maxEntries: options.maxLocalStamps ?? 100_000 }, options.caches, {
+    ttlMs: rememberMs,
+    onDispose: (stamp, _tag, reason) => {
+      if (reason === 'evict') forgottenAt = Math.max(forgottenAt, stamp);
+    },
+  });
   const sequenceKey = `${keyPrefix}seq`;
   const epochKey = `${keyPrefix}epoch`;
   const tagKey = (tag: string) => `${keyPrefix}tag:${tag}`;
@@ -82,7 +93,8 @@ export function createWriteVersions(options: WriteVersionsOptions): WriteVersion
         setTimeout(() => reject(new Error('Redis did not answer in time')), timeoutMs).unref();
       }),
     ]);
-  const changedLocally = (tags: readonly string[], since: number) => tags.some((tag) => (localStamps.get(tag) ?? 0) > since);
+  const changedLocally = (tags: readonly string[], since: number) =>
+    tags.some((tag) => (localStamps.get(tag) ?? forgottenAt) > since);
 
   if (!redis) {
     return {

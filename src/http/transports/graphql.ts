@@ -3,7 +3,9 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { GraphQLContext } from '../../builder.js';
-import type { Limits } from '../../config.js';
+import type { DocumentNode } from 'graphql';
+import type { CacheBounds, CompiledExecutionSettings, Limits } from '../../config.js';
+import { boundedCache } from '../../observability/caches.js';
 import type { PrismaClient } from '../../database/client.js';
 import type { ReadRouting } from '../../database/replicas.js';
 import type { Lookups } from '../../domain/lookups.js';
@@ -48,18 +50,34 @@ export interface GraphQLOptions {
   /** Query answers kept per scope set until a write they depend on (createResponseCache); off when absent. */
   responseCache?: ResponseCache;
   databaseOutage?: Pick<OutageLog, 'failed'>;
-  /** Compile documents seen `afterUses` times with graphql-jit; graphql-js for all when absent. */
-  compiledExecution?: { afterUses: number };
+  /** Compile the documents that earn it with graphql-jit; graphql-js for all when absent. */
+  compiledExecution?: CompiledExecutionSettings;
+  /** Parsed documents kept by their text; the defaults of GRAPHQL_DOCUMENT_CACHE_* when absent. */
+  documentCache?: CacheBounds;
   /** Which documents are run (TRUSTED_DOCUMENTS); any when absent. */
   trustedDocuments?: TrustedDocumentsOptions;
 }
 
 export type GraphQLHandler = YogaServerInstance<RequestContext, GraphQLContext>;
 
+/** What a parsed document keeps, estimated from its text: about 80 bytes of syntax tree per character. */
+const PARSED_BYTES_PER_CHARACTER = 80;
+const DEFAULT_DOCUMENT_CACHE: CacheBounds = { maxEntries: 1_000, maxBytes: 32_000_000 };
+
 /** GraphQL over HTTP and SSE (yoga), with the gateway's plugins; WebSocket reuses the same instance. */
 export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
   const countError = (code: string) => options.metrics.errors.inc({ code });
+  // Yoga's own parse and validation caches, bounded by bytes too (its default is 1,024 documents of any
+  // size). Validation results, and every plugin's facts about a document, are kept in weak maps keyed by
+  // the parsed document, so they go when it goes from here.
+  const documentBounds = options.documentCache ?? DEFAULT_DOCUMENT_CACHE;
+  const sizeOfText = (_value: unknown, text: string) => text.length * PARSED_BYTES_PER_CHARACTER;
+  const parserAndValidationCache = {
+    documentCache: boundedCache<string, DocumentNode>('graphql_documents', documentBounds, options.metrics.caches, { sizeOf: sizeOfText }),
+    errorCache: boundedCache<string, Error>('graphql_parse_errors', documentBounds, options.metrics.caches, { sizeOf: sizeOfText }),
+  };
   return createYoga<RequestContext, GraphQLContext>({
+    parserAndValidationCache,
     schema: servedSchema(options.legacy),
     graphqlEndpoint: GRAPHQL_PATH,
     context: ({ requestId, principal }) => ({
@@ -100,7 +118,7 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
         countError,
         databaseOutage: options.databaseOutage,
       }),
-      ...(options.trustedDocuments ? [useTrustedDocuments(options.trustedDocuments)] : []),
+      ...(options.trustedDocuments ? [useTrustedDocuments({ ...options.trustedDocuments, caches: options.metrics.caches })] : []),
       // @defer and @stream, answered incrementally over multipart/mixed and SSE.
       useDeferStream(),
       useQueryLimits(options.limits, options.introspection),
@@ -119,6 +137,7 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
             useCompiledExecution({
               ...options.compiledExecution,
               countExecution: (engine) => options.metrics.executions.inc({ engine }),
+              caches: options.metrics.caches,
             }),
           ]
         : []),

@@ -1,0 +1,169 @@
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { churnDocument, runChurn } from '../../bench/lib/churn.js';
+import { arrangePets, baseUrlOf, cleanUp, migratedDatabase, processToken, startProcess } from '../support/operations.js';
+import { type GatewayProcess, stopAll } from '../support/processes.js';
+
+/**
+ * Every cache that grows with what clients send stays within its bounds, each
+ * a setting, and says so in /metrics (petstore_cache_*): parsed documents (by
+ * count and by bytes), compiled documents (compiled only once they earn it),
+ * documents registered by automatic persisted queries, verified tokens, the
+ * response cache and its write stamps. The real process, with small bounds,
+ * under document churn: distinct documents, each sent three times.
+ */
+
+let gateway: GatewayProcess;
+let base: string;
+/** The same with the response cache on, whose hits run nothing. */
+let cachedBase: string;
+
+const BOUNDS = {
+  GRAPHQL_DOCUMENT_CACHE_MAX_ENTRIES: '60',
+  GRAPHQL_DOCUMENT_CACHE_MAX_BYTES: '400000',
+  GRAPHQL_COMPILE_AFTER_USES: '5',
+  GRAPHQL_COMPILE_WINDOW_MS: '1500',
+  GRAPHQL_COMPILED_MAX_ENTRIES: '4',
+  PERSISTED_QUERIES_MAX_ENTRIES: '10',
+  TOKEN_CACHE_MAX_ENTRIES: '5',
+  PRISMA_QUERY_PLAN_CACHE_MAX_ENTRIES: '50',
+};
+
+beforeAll(async () => {
+  const database = await migratedDatabase();
+  for (let i = 0; i < 4; i++) await arrangePets(database.prisma, 3, 0, null, 2, 8);
+  gateway = await startProcess(database.url, { ...BOUNDS, TRUSTED_DOCUMENTS: 'allow', RATE_LIMIT_REQUESTS: '1000000' });
+  base = baseUrlOf(gateway);
+  const cached = await startProcess(database.url, {
+    RESPONSE_CACHE_TTL_MS: '60000',
+    RESPONSE_CACHE_MAX_ENTRIES: '25',
+    RATE_LIMIT_REQUESTS: '1000000',
+  });
+  cachedBase = baseUrlOf(cached);
+}, 60_000);
+
+afterAll(async () => {
+  stopAll();
+  await cleanUp();
+});
+
+type Sample = Record<string, number>;
+
+/** Every petstore_cache_* and execution counter in /metrics, as `metric{labels}` → value. */
+async function metrics(of = base): Promise<Sample> {
+  const text = await (await fetch(`${of}/metrics`)).text();
+  const sample: Sample = {};
+  for (const line of text.split('\n')) {
+    const match = /^(petstore_(?:cache_\w+|graphql_executions_total)(?:\{[^}]*\})?) (\S+)$/.exec(line);
+    if (match) sample[match[1]!] = Number(match[2]);
+  }
+  return sample;
+}
+
+const of = (sample: Sample, metric: string, cache: string, reason?: string) =>
+  sample[`petstore_cache_${metric}{cache="${cache}"${reason ? `,reason="${reason}"` : ''}}`] ?? 0;
+const executions = (sample: Sample, engine: string) => sample[`petstore_graphql_executions_total{engine="${engine}"}`] ?? 0;
+
+async function post(body: unknown, headers: Record<string, string> = {}) {
+  const response = await fetch(`${base}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as { data?: unknown; errors?: Array<{ extensions?: { code?: string } }> } };
+}
+
+describe('per-document memory under churn', () => {
+  it('keeps parsed documents within their count, compiles none of a churn, and counts what it let go', async () => {
+    const before = await metrics();
+    const churn = await runChurn({ url: `${base}/graphql`, start: 0, documents: 300, repeats: 3, concurrency: 8 });
+    expect(churn).toMatchObject({ sent: 900, errors: 0 });
+    const after = await metrics();
+    expect(of(after, 'max_entries', 'graphql_documents')).toBe(60);
+    expect(of(after, 'entries', 'graphql_documents')).toBeLessThanOrEqual(60);
+    expect(of(after, 'bytes', 'graphql_documents')).toBeLessThanOrEqual(400_000);
+    expect(of(after, 'evictions_total', 'graphql_documents', 'evict') - of(before, 'evictions_total', 'graphql_documents', 'evict')).toBeGreaterThanOrEqual(240);
+    // Three uses each, five needed: nothing of the churn was compiled.
+    expect(of(after, 'entries', 'graphql_compiled')).toBe(0);
+    expect(executions(after, 'compiled') - executions(before, 'compiled')).toBe(0);
+    expect(executions(after, 'graphql-js') - executions(before, 'graphql-js')).toBe(900);
+  });
+
+  it('keeps big documents within the bytes bound, fewer than its count allows', async () => {
+    // Each about 6 KB of text: some 480 KB of syntax tree, so the 400 KB bound holds fewer than 60.
+    const big = (n: number) => `{ ${Array.from({ length: 150 }, (_, i) => `a${n}_${i}: __typename`).join(' ')} }`;
+    for (let n = 0; n < 30; n++) expect((await post({ query: big(n) })).status).toBe(200);
+    const after = await metrics();
+    expect(of(after, 'bytes', 'graphql_documents')).toBeLessThanOrEqual(400_000);
+    expect(of(after, 'entries', 'graphql_documents')).toBeLessThan(30);
+  });
+
+  it('compiles a document once it has run often enough within the window, and keeps only the most recently used', async () => {
+    const hot = churnDocument(10_000);
+    const before = await metrics();
+    // Four uses, a pause past the window, four more: never five within one window.
+    for (let i = 0; i < 4; i++) expect((await post(hot)).body.errors).toBeUndefined();
+    await new Promise((resolve) => setTimeout(resolve, 1_700));
+    for (let i = 0; i < 4; i++) await post(hot);
+    expect(executions(await metrics(), 'compiled') - executions(before, 'compiled')).toBe(0);
+    // The fifth within the window compiles it.
+    await post(hot);
+    const compiled = await metrics();
+    expect(executions(compiled, 'compiled') - executions(before, 'compiled')).toBe(1);
+    expect(of(compiled, 'entries', 'graphql_compiled')).toBe(1);
+    expect(of(compiled, 'bytes', 'graphql_compiled')).toBeGreaterThan(1_000);
+
+    // Eight hot documents: only four stay compiled.
+    for (let n = 1; n <= 8; n++) for (let i = 0; i < 5; i++) await post(churnDocument(10_000 + n * 4));
+    const crowded = await metrics();
+    expect(of(crowded, 'entries', 'graphql_compiled')).toBe(4);
+    expect(of(crowded, 'evictions_total', 'graphql_compiled', 'evict')).toBeGreaterThanOrEqual(5);
+    expect(of(crowded, 'entries', 'graphql_path_links')).toBeGreaterThan(0);
+  });
+
+  it('keeps documents registered by automatic persisted queries within their bound', async () => {
+    for (let n = 0; n < 25; n++) {
+      const query = `{ r${n}: __typename }`;
+      const sha256Hash = createHash('sha256').update(query).digest('hex');
+      const answer = await post({ query, extensions: { persistedQuery: { version: 1, sha256Hash } } });
+      expect(answer.status).toBe(200);
+    }
+    const after = await metrics();
+    expect(of(after, 'entries', 'persisted_queries')).toBe(10);
+    expect(of(after, 'evictions_total', 'persisted_queries', 'evict')).toBe(15);
+    // The newest is still known by its hash alone, the oldest is not.
+    const newest = createHash('sha256').update('{ r24: __typename }').digest('hex');
+    const oldest = createHash('sha256').update('{ r0: __typename }').digest('hex');
+    expect((await post({ extensions: { persistedQuery: { version: 1, sha256Hash: newest } } })).body.errors).toBeUndefined();
+    expect((await post({ extensions: { persistedQuery: { version: 1, sha256Hash: oldest } } })).body.errors?.[0]?.extensions?.code).toBe(
+      'PERSISTED_QUERY_NOT_FOUND',
+    );
+  });
+
+  it('remembers at most its bound of verified tokens', async () => {
+    for (let n = 0; n < 12; n++) {
+      const token = await processToken(['orders:read'], `subject-${n}`);
+      expect((await post({ query: '{ orders(first: 1) { totalCount } }' }, { authorization: `Bearer ${token}` })).status).toBe(200);
+    }
+    const after = await metrics();
+    expect(of(after, 'entries', 'verified_tokens')).toBe(5);
+    expect(of(after, 'evictions_total', 'verified_tokens', 'evict')).toBeGreaterThanOrEqual(7);
+  });
+
+  it('reports the bounds it cannot count (Prisma’s query plans) and the statements it named', async () => {
+    const after = await metrics();
+    expect(of(after, 'max_entries', 'prisma_query_plans')).toBe(50);
+    expect(of(after, 'max_entries', 'prepared_statement_names')).toBe(500);
+    expect(of(after, 'entries', 'prepared_statement_names')).toBeGreaterThan(0);
+    expect(of(after, 'entries', 'prepared_statement_names')).toBeLessThanOrEqual(500);
+  });
+
+  it('keeps the response cache within its bound', async () => {
+    await runChurn({ url: `${cachedBase}/graphql`, start: 20_000, documents: 60, repeats: 2, concurrency: 4 });
+    const after = await metrics(cachedBase);
+    expect(of(after, 'max_entries', 'response_cache')).toBe(25);
+    expect(of(after, 'entries', 'response_cache')).toBeLessThanOrEqual(25);
+    expect(of(after, 'evictions_total', 'response_cache', 'evict')).toBeGreaterThanOrEqual(35);
+    expect(of(after, 'max_entries', 'response_cache_stamps')).toBe(100_000);
+  });
+});
