@@ -84,7 +84,13 @@ const databaseSettings = {
   timeouts: config.limits.database,
   queryPlanCacheMaxEntries: config.prismaQueryPlanCacheMaxEntries,
 };
-const { prisma, pool } = createDatabase({ url: databaseUrl, ...databaseSettings, onConnect: () => databaseOutage.recovered() });
+const metrics = createMetrics();
+const { prisma, pool } = createDatabase({
+  url: databaseUrl,
+  ...databaseSettings,
+  onConnect: () => databaseOutage.recovered(),
+  onCancel: () => metrics.statementsCancelled.inc(),
+});
 if (config.databasePooler === 'pgbouncer') {
   // Behind PgBouncer nothing per session can be set, so say so when PostgreSQL would let statements run unbounded.
   const shown = await prisma.$queryRaw<Array<{ statement_timeout: string }>>`SHOW statement_timeout`.catch(() => []);
@@ -96,14 +102,16 @@ if (config.databasePooler === 'pgbouncer') {
   }
 }
 // Streaming replicas take the reads.
-const metrics = createMetrics();
 // Bounded by their settings; Prisma does not tell how many plans it keeps, so only its bound is shown.
 metrics.caches.watch('prepared_statement_names', {
   bounds: { maxEntries: databaseSettings.statementNames.max },
   entries: () => databaseSettings.statementNames.size,
 });
 metrics.caches.watch('prisma_query_plans', { bounds: { maxEntries: config.prismaQueryPlanCacheMaxEntries }, entries: () => undefined });
-const replicas = config.databaseReplicas.urls.map((url) => ({ name: databaseAddress(url), ...createDatabase({ url, ...databaseSettings }) }));
+const replicas = config.databaseReplicas.urls.map((url) => ({
+  name: databaseAddress(url),
+  ...createDatabase({ url, ...databaseSettings, onCancel: () => metrics.statementsCancelled.inc() }),
+}));
 const readRouting = createReadRouting({
   primary: { prisma, pool },
   replicas,

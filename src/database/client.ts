@@ -1,6 +1,7 @@
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { type DatabaseTimeouts, DEFAULT_PREPARED_STATEMENTS } from '../config.js';
+import { cancelWithRequest } from './cancellation.js';
 import { PrismaClient } from '../generated/prisma/client.js';
 
 export type { PrismaClient } from '../generated/prisma/client.js';
@@ -15,6 +16,8 @@ export interface DatabaseOptions {
   timeouts?: DatabaseTimeouts;
   /** Called each time a new connection to PostgreSQL is made: the database is reachable. */
   onConnect?: () => void;
+  /** Called for each statement cancelled because its request reached its time limit. */
+  onCancel?: () => void;
   /** How many distinct statements are prepared (named) per connection; 0 prepares none (PgBouncer before 1.21). */
   preparedStatements?: number;
   /**
@@ -55,6 +58,7 @@ export function createDatabase({
   statementTimeoutMs,
   timeouts,
   onConnect,
+  onCancel,
   preparedStatements = DEFAULT_PREPARED_STATEMENTS,
   statementNames,
   queryPlanCacheMaxEntries,
@@ -74,6 +78,8 @@ export function createDatabase({
       : {}),
   });
   if (onConnect) pool.on('connect', onConnect);
+  // A statement still running when its request is answered 503 TIMEOUT is cancelled (cancellation.ts).
+  pool.on('connect', (client) => cancelWithRequest(client, onCancel));
   if (timeouts) {
     const broken = new WeakMap<pg.PoolClient, Error>();
     pool.on('connect', (client) => {

@@ -1,4 +1,5 @@
 import DataLoader from 'dataloader';
+import { forNoRequestInParticular } from '../database/cancellation.js';
 
 /**
  * Runs a single-row read together with the others that arrive in the same
@@ -15,8 +16,9 @@ export type Lookups = <T>(read: () => Promise<T>) => Promise<T>;
 
 export function createLookups(): Lookups {
   const loader = new DataLoader<() => Promise<unknown>, unknown>(
-    // All reads of the batch are started in one tick; each settles on its own.
-    (reads) => Promise.all(reads.map((read) => read().catch((error: unknown) => toError(error)))),
+    // All reads of the batch are started in one tick; each settles on its own. The statement serves
+    // several requests, so one of them reaching its time limit does not cancel it.
+    (reads) => forNoRequestInParticular(() => Promise.all(reads.map((read) => read().catch((error: unknown) => toError(error))))),
     { cache: false, batchScheduleFn: (dispatch) => setImmediate(dispatch) },
   );
   return <T>(read: () => Promise<T>) => loader.load(read) as Promise<T>;

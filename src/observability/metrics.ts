@@ -117,6 +117,11 @@ export function createMetrics(options: MetricsOptions = {}) {
       labelNames: ['server'] as const,
       registers: [registry],
     }),
+    statementsCancelled: new Counter({
+      name: 'petstore_db_statements_cancelled_total',
+      help: 'Statements cancelled in PostgreSQL because their request reached REQUEST_TIMEOUT_MS and was answered.',
+      registers: [registry],
+    }),
     openSubscriptions: new Gauge({
       name: 'petstore_open_subscriptions',
       help: 'GraphQL subscriptions open right now.',

@@ -126,6 +126,20 @@ const dataOf = <T>(result: ExecutionResult<T>): T => {
 };
 
 describe.each(transports)('subscriptions over $name', (transport) => {
+  it.each([
+    ['"" as a variable', inventorySubscription, { petId: '' }],
+    ['"" written in the document', 'subscription { inventoryChanged(petId: "") { petId } }', undefined],
+    ['"  " written in the document', 'subscription { inventoryChanged(petId: "  ") { petId } }', undefined],
+    ['"0"', inventorySubscription, { petId: '0' }],
+    ['"pet-1"', inventorySubscription, { petId: 'pet-1' }],
+  ])('refuses inventoryChanged(petId: %s) with VALIDATION_FAILED rather than subscribe to every pet', async (_case, query, variables) => {
+    const subscription = await transport.subscribe<InventoryEvent>(query, { variables });
+    const refused = await subscription.next();
+    expect(refused.data ?? null).toBeNull();
+    expect(refused.errors?.[0]).toMatchObject({ path: ['inventoryChanged'], extensions: { code: 'VALIDATION_FAILED', status: 400, field: 'petId' } });
+    expect(await openSubscriptions(gateway.baseUrl)).toBe(0);
+  });
+
   it('inventoryChanged(petId) delivers that pet’s stock after each write, with the committed state, and no other pet’s', async () => {
     const [watched, other] = await arrangePets(3, 3);
     // Reads of stock are public: anonymous may subscribe.

@@ -1,4 +1,5 @@
 import type { MiddlewareHandler } from 'hono';
+import { whileRequestLasts } from '../../database/cancellation.js';
 import { DomainError } from '../../errors.js';
 import { refusal } from '../refusal.js';
 import type { GatewayEnv } from '../types.js';
@@ -7,9 +8,9 @@ import type { GatewayEnv } from '../types.js';
  * A request still running after the limit is answered 503 TIMEOUT at once.
  * The answer is the refusal itself, not a thrown exception, so no error
  * handler turns it into a 500. Its `deadline` signal is aborted then, so
- * GraphQL starts no resolver after it (useRequestDeadline); a statement
- * already running ends at the statement timeout, and a transaction either
- * commits or rolls back as a whole.
+ * GraphQL starts no resolver after it (useRequestDeadline), and a statement
+ * of it still running is cancelled in PostgreSQL (src/database/cancellation.ts):
+ * a transaction it was part of rolls back as a whole.
  */
 export function limitDuration(ms: number): MiddlewareHandler<GatewayEnv> {
   return async (c, next) => {
@@ -23,7 +24,7 @@ export function limitDuration(ms: number): MiddlewareHandler<GatewayEnv> {
       }, ms);
     });
     try {
-      const outcome = await Promise.race([next().then(() => 'done' as const), expired]);
+      const outcome = await Promise.race([whileRequestLasts(deadline.signal, next).then(() => 'done' as const), expired]);
       if (outcome === 'expired') {
         c.res = refusal(c, new DomainError('TIMEOUT', `The request took longer than ${ms} ms and was stopped.`));
       }
