@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testToken, useTestGateway } from '../support/gateway.js';
-import { bearer, databaseState, expectDocumentedError, type GraphQLAnswer, postGraphQL, send } from '../support/http.js';
+import { bearer, databaseState, expectDocumentedError, expectRefusal, type GraphQLAnswer, postGraphQL, send } from '../support/http.js';
 import { restClient } from '../support/rest.js';
 
 /**
@@ -62,14 +62,34 @@ describe('bodies that are not GraphQL requests', () => {
   });
 
   it.each([
+    ['application/x-www-form-urlencoded', 'query=%7B%20__typename%20%7D'],
+    ['application/graphql', '{ __typename }'],
     ['text/plain', '{"query": "{ __typename }"}'],
+    ['text/plain;charset=UTF-8', '{"query": "{ __typename }"}'],
     ['application/xml', '<query>{ __typename }</query>'],
     ['multipart/form-data; boundary=x', '--x\r\nContent-Disposition: form-data; name="operations"\r\n\r\n{}\r\n--x--'],
     ['application/octet-stream', '{ __typename }'],
   ])('a body of type %s: 415 UNSUPPORTED_MEDIA_TYPE', async (type, body) => {
     const answer = await post(body, { 'content-type': type });
     expect(answer.status).toBe(415);
-    expectDocumentedError(answer, 'UNSUPPORTED_MEDIA_TYPE');
+    expectRefusal(answer, 'UNSUPPORTED_MEDIA_TYPE', 415);
+  });
+
+  it('a mutation as an HTML form would post it: 415, nothing written', async () => {
+    const mutation = 'mutation { createCategory(input: { name: "Form" }) { id } }';
+    const answer = await post(`query=${encodeURIComponent(mutation)}`, {
+      'content-type': 'application/x-www-form-urlencoded; charset=utf-8',
+    });
+    expectRefusal(answer, 'UNSUPPORTED_MEDIA_TYPE', 415);
+    expect(await gateway.prisma.category.count({ where: { name: 'Form' } })).toBe(0);
+  });
+
+  it('the same query as GET parameters is answered', async () => {
+    const answer = await send<GraphQLAnswer>(gateway.baseUrl, `/graphql?query=${encodeURIComponent('{ __typename }')}`, {
+      headers: { ...bearer(token), accept: 'application/graphql-response+json' },
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual({ data: { __typename: 'Query' } });
   });
 
   it('an Accept GraphQL cannot answer: 406 NOT_ACCEPTABLE', async () => {
