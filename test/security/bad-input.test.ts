@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testToken, useTestGateway } from '../support/gateway.js';
+import { defaultLimits } from '../../src/config.js';
 import { bearer, databaseState, expectDocumentedError, expectRefusal, type GraphQLAnswer, postGraphQL, send } from '../support/http.js';
 import { restClient } from '../support/rest.js';
 
@@ -53,6 +54,13 @@ describe('bodies that are not GraphQL requests', () => {
     const answer = await post(body);
     expect(answer.status).toBe(Array.isArray(answer.body) ? 200 : 400);
     expectDocumentedError(answer, 'VALIDATION_FAILED');
+  });
+
+  it('an empty batch: 400 VALIDATION_FAILED, saying what a batch may hold', async () => {
+    const answer = await post('[]');
+    expect(answer.status).toBe(400);
+    expectDocumentedError(answer, 'VALIDATION_FAILED');
+    expect(answer.body.errors?.[0]?.message).toContain(`1 to ${defaultLimits.maxBatch} operations (MAX_BATCH)`);
   });
 
   it('JSON nested 40,000 levels deep is read without harm', async () => {

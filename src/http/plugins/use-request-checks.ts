@@ -1,4 +1,4 @@
-import type { Plugin } from 'graphql-yoga';
+import { createGraphQLError, type Plugin } from 'graphql-yoga';
 
 /**
  * What yoga accepts that the gateway does not, refused before any parameter is read:
@@ -7,6 +7,10 @@ import type { Plugin } from 'graphql-yoga';
  *   `application/graphql` bodies; the gateway documents JSON only (GET for query parameters), and
  *   a form body is what a browser can send cross-origin without a CORS preflight. Answered with
  *   yoga's own empty 415, which the error seam (useErrorMasking) gives its Error body.
+ * - an empty batch: yoga answers `[]`, which tells a client nothing of its mistake.
+ *
+ * The errors carry yoga's `BAD_REQUEST` with HTTP 400, as its own refusals of a request it cannot
+ * read: the seam makes them VALIDATION_FAILED, 400 under either Accept.
  */
 
 /** The media types yoga reads as JSON (`application/graphql+json` is the GraphQL-over-HTTP draft's earlier name). */
@@ -15,12 +19,24 @@ const JSON_BODIES = new Set(['application/json', 'application/graphql+json']);
 /** The media type of a Content-Type value: the first of a list, as yoga takes it, without parameters. */
 const mediaType = (contentType: string | null) => contentType?.split(',')[0]?.split(';')[0]?.trim().toLowerCase() ?? '';
 
-export function useRequestChecks(): Plugin {
+const badRequest = (message: string) => createGraphQLError(message, { extensions: { code: 'BAD_REQUEST', http: { status: 400 } } });
+
+export function useRequestChecks({ maxBatch }: { maxBatch: number }): Plugin {
   return {
     onRequestParse({ request, endResponse, fetchAPI }) {
       if (request.method === 'POST' && !JSON_BODIES.has(mediaType(request.headers.get('content-type')))) {
         endResponse(new fetchAPI.Response(null, { status: 415 }));
+        return;
       }
+      return {
+        onRequestParseDone({ requestParserResult }) {
+          if (Array.isArray(requestParserResult) && requestParserResult.length === 0) {
+            throw badRequest(
+              `The batch is empty: send a JSON array of 1 to ${maxBatch} operations (MAX_BATCH), or one operation as a JSON object.`,
+            );
+          }
+        },
+      };
     },
   };
 }

@@ -101,7 +101,7 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
         countError,
         databaseOutage: options.databaseOutage,
       }),
-      useRequestChecks(),
+      useRequestChecks({ maxBatch: options.limits.maxBatch }),
       ...(options.trustedDocuments ? [useTrustedDocuments(options.trustedDocuments)] : []),
       // @defer and @stream, answered incrementally over multipart/mixed and SSE.
       useDeferStream(),
