@@ -46,7 +46,11 @@ describe('bodies that are not GraphQL requests', () => {
     ['a string', '"{ __typename }"'],
     ['no query', '{}'],
     ['a query that is not text', '{"query": {"text": "{ __typename }"}}'],
+    ['a query that is a number', '{"query": 42}'],
     ['variables that are not an object', '{"query": "{ __typename }", "variables": "{}"}'],
+    ['variables that are an array', '{"query": "{ __typename }", "variables": []}'],
+    ['extensions that are not an object', '{"query": "{ __typename }", "extensions": "{}"}'],
+    ['extensions that are an array', '{"query": "{ __typename }", "extensions": []}'],
     ['an unknown parameter', '{"query": "{ __typename }", "debug": true}'],
     ['an array in a batch', '[[{"query": "{ __typename }"}]]'],
     ['bytes that are not UTF-8', Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]).toString('latin1')],
@@ -61,6 +65,27 @@ describe('bodies that are not GraphQL requests', () => {
     expect(answer.status).toBe(400);
     expectDocumentedError(answer, 'VALIDATION_FAILED');
     expect(answer.body.errors?.[0]?.message).toContain(`1 to ${defaultLimits.maxBatch} operations (MAX_BATCH)`);
+  });
+
+  it.each([
+    ['a number', 1],
+    ['an object', { name: 'A' }],
+    ['an array', ['A']],
+    ['a boolean', true],
+  ])('an operationName that is %s: 400 VALIDATION_FAILED under either Accept, saying so', async (what, operationName) => {
+    for (const accept of ['application/graphql-response+json', 'application/json']) {
+      const answer = await post({ query: 'query A { __typename }', operationName }, { accept });
+      expect(answer.status, accept).toBe(400);
+      expectDocumentedError(answer, 'VALIDATION_FAILED');
+      expect(answer.body.errors?.[0]?.message).toBe(`The operationName parameter must be a string (or null), not ${what}.`);
+      expect(answer.body).not.toHaveProperty('data');
+    }
+  });
+
+  it('an operationName that is a string or null is taken', async () => {
+    const query = 'query A { __typename } query B { b: __typename }';
+    expect((await post({ query, operationName: 'B' })).body).toEqual({ data: { b: 'Query' } });
+    expect((await post({ query: '{ __typename }', operationName: null })).body).toEqual({ data: { __typename: 'Query' } });
   });
 
   it('JSON nested 40,000 levels deep is read without harm', async () => {
