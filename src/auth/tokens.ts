@@ -35,7 +35,7 @@ function remoteKeys(url: string): JWTVerifyGetKey {
   return async (header, token) => {
     // jose would take the set's only key for a token that names none: the token must say which key signed it.
     if (typeof header.kid !== 'string' || header.kid === '') {
-      throw unauthenticated('The token names no signing key (kid) of the identity provider.');
+      throw unauthenticated('The bearer token names no signing key (kid) of the identity provider.');
     }
     try {
       return await jwks(header, token);
@@ -104,14 +104,14 @@ export function createTokenVerifier(keys: TokenKeys, { clientClaim, cacheMaxEntr
     if (known) return known;
     try {
       const { payload } = await jwtVerify(token, key as Uint8Array, options);
-      if (payload.sub === undefined) throw unauthenticated('The token has no subject (sub claim).');
+      if (payload.sub === undefined) throw unauthenticated('The bearer token has no subject (sub claim).');
       if (typeof payload.sub !== 'string' || payload.sub.trim() === '') {
-        throw unauthenticated("The token's subject (sub claim) must be a non-empty string.");
+        throw unauthenticated("The bearer token's subject (sub claim) must be a non-empty string.");
       }
       for (const claim of NUMERIC_DATES) {
         const value: unknown = payload[claim];
         if (value !== undefined && (typeof value !== 'number' || !Number.isFinite(value))) {
-          throw unauthenticated(`The token's ${claim} claim must be a finite number of seconds.`);
+          throw unauthenticated(`The bearer token's ${claim} claim must be a finite number of seconds.`);
         }
       }
       const client = clientClaim ? payload[clientClaim] : undefined;
@@ -126,11 +126,59 @@ export function createTokenVerifier(keys: TokenKeys, { clientClaim, cacheMaxEntr
       return principal;
     } catch (error) {
       if (error instanceof DomainError) throw error;
-      if (error instanceof errors.JWTExpired) throw unauthenticated('The token has expired.');
-      if (error instanceof errors.JOSEError) throw unauthenticated(`The token is not valid (${error.code}).`);
+      if (error instanceof errors.JOSEError) throw unauthenticated(whyRefused(error, keys, options.algorithms));
       throw error;
     }
   };
+}
+
+
+/**
+ * What is wrong with a token jose refused, in words a client developer can act on. jose's own
+ * messages and codes (`ERR_JWS_SIGNATURE_VERIFICATION_FAILED`) name its internals; this names the
+ * claim or part of the token at fault and what the gateway expects instead. Nothing of the token
+ * is echoed: the times are the token's own claims, the issuer and audience the gateway's settings.
+ */
+function whyRefused(error: errors.JOSEError, keys: TokenKeys, algorithms: string[]): string {
+  if (error instanceof errors.JWTExpired || error instanceof errors.JWTClaimValidationFailed) {
+    const { claim, reason, payload } = error;
+    const time = payload[claim];
+    // jose compares 1e400 (Infinity) and -1e400 as numbers; no date can be named for them.
+    if (reason === 'invalid' || (typeof time === 'number' && !Number.isFinite(time))) {
+      return `The bearer token's ${claim} claim must be a finite number of seconds.`;
+    }
+    const at = typeof time === 'number' ? new Date(time * 1000).toISOString() : '';
+    if (error instanceof errors.JWTExpired && claim === 'exp') return `The bearer token expired at ${at}.`;
+    if (claim === 'exp') return 'The bearer token has no expiry (exp claim); only tokens that expire are accepted.';
+    if (claim === 'nbf') return `The bearer token is not valid before ${at}.`;
+    if (claim === 'iss') {
+      return reason === 'missing'
+        ? `The bearer token names no issuer (iss claim); tokens issued by ${keys.issuer} are accepted.`
+        : `The bearer token's issuer (iss claim) is not ${keys.issuer}, the one whose tokens are accepted.`;
+    }
+    if (claim === 'aud') {
+      return reason === 'missing'
+        ? `The bearer token names no audience (aud claim); tokens for ${keys.audience} are accepted.`
+        : `The bearer token's audience (aud claim) does not include ${keys.audience}, this gateway.`;
+    }
+    return `The bearer token's ${claim} claim is not accepted.`;
+  }
+  if (error instanceof errors.JWSSignatureVerificationFailed) return "The bearer token's signature does not verify.";
+  if (error instanceof errors.JWSInvalid) {
+    return 'The bearer token is malformed: a JWT is three base64url parts (header, claims, signature) joined by dots.';
+  }
+  if (error instanceof errors.JWTInvalid) return 'The bearer token is malformed: its claims are not a JSON object.';
+  if (error instanceof errors.JOSEAlgNotAllowed) {
+    return `The bearer token is signed with an algorithm that is not accepted; accepted: ${algorithms.join(', ')}.`;
+  }
+  if (error instanceof errors.JWKSNoMatchingKey) {
+    return "The bearer token names a signing key (kid) the identity provider's key set does not have.";
+  }
+  if (error instanceof errors.JWKSMultipleMatchingKeys) {
+    return "The bearer token's signing key (kid) matches more than one key of the identity provider's set.";
+  }
+  if (error instanceof errors.JOSENotSupported) return "The bearer token's header asks for a feature that is not supported.";
+  return 'The bearer token is not valid.';
 }
 
 export interface MintOptions {

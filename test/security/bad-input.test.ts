@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testToken, useTestGateway } from '../support/gateway.js';
-import { bearer, databaseState, expectDocumentedError, type GraphQLAnswer, postGraphQL, send } from '../support/http.js';
+import { defaultLimits } from '../../src/config.js';
+import { bearer, databaseState, expectDocumentedError, expectRefusal, type GraphQLAnswer, postGraphQL, send } from '../support/http.js';
 import { restClient } from '../support/rest.js';
 
 /**
@@ -45,7 +46,11 @@ describe('bodies that are not GraphQL requests', () => {
     ['a string', '"{ __typename }"'],
     ['no query', '{}'],
     ['a query that is not text', '{"query": {"text": "{ __typename }"}}'],
+    ['a query that is a number', '{"query": 42}'],
     ['variables that are not an object', '{"query": "{ __typename }", "variables": "{}"}'],
+    ['variables that are an array', '{"query": "{ __typename }", "variables": []}'],
+    ['extensions that are not an object', '{"query": "{ __typename }", "extensions": "{}"}'],
+    ['extensions that are an array', '{"query": "{ __typename }", "extensions": []}'],
     ['an unknown parameter', '{"query": "{ __typename }", "debug": true}'],
     ['an array in a batch', '[[{"query": "{ __typename }"}]]'],
     ['bytes that are not UTF-8', Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]).toString('latin1')],
@@ -55,6 +60,34 @@ describe('bodies that are not GraphQL requests', () => {
     expectDocumentedError(answer, 'VALIDATION_FAILED');
   });
 
+  it('an empty batch: 400 VALIDATION_FAILED, saying what a batch may hold', async () => {
+    const answer = await post('[]');
+    expect(answer.status).toBe(400);
+    expectDocumentedError(answer, 'VALIDATION_FAILED');
+    expect(answer.body.errors?.[0]?.message).toContain(`1 to ${defaultLimits.maxBatch} operations (MAX_BATCH)`);
+  });
+
+  it.each([
+    ['a number', 1],
+    ['an object', { name: 'A' }],
+    ['an array', ['A']],
+    ['a boolean', true],
+  ])('an operationName that is %s: 400 VALIDATION_FAILED under either Accept, saying so', async (what, operationName) => {
+    for (const accept of ['application/graphql-response+json', 'application/json']) {
+      const answer = await post({ query: 'query A { __typename }', operationName }, { accept });
+      expect(answer.status, accept).toBe(400);
+      expectDocumentedError(answer, 'VALIDATION_FAILED');
+      expect(answer.body.errors?.[0]?.message).toBe(`The operationName parameter must be a string (or null), not ${what}.`);
+      expect(answer.body).not.toHaveProperty('data');
+    }
+  });
+
+  it('an operationName that is a string or null is taken', async () => {
+    const query = 'query A { __typename } query B { b: __typename }';
+    expect((await post({ query, operationName: 'B' })).body).toEqual({ data: { b: 'Query' } });
+    expect((await post({ query: '{ __typename }', operationName: null })).body).toEqual({ data: { __typename: 'Query' } });
+  });
+
   it('JSON nested 40,000 levels deep is read without harm', async () => {
     const deep = `{"query":"{ __typename }","variables":{"a":${'['.repeat(40_000)}${']'.repeat(40_000)}}}`;
     const answer = await post(deep);
@@ -62,14 +95,34 @@ describe('bodies that are not GraphQL requests', () => {
   });
 
   it.each([
+    ['application/x-www-form-urlencoded', 'query=%7B%20__typename%20%7D'],
+    ['application/graphql', '{ __typename }'],
     ['text/plain', '{"query": "{ __typename }"}'],
+    ['text/plain;charset=UTF-8', '{"query": "{ __typename }"}'],
     ['application/xml', '<query>{ __typename }</query>'],
     ['multipart/form-data; boundary=x', '--x\r\nContent-Disposition: form-data; name="operations"\r\n\r\n{}\r\n--x--'],
     ['application/octet-stream', '{ __typename }'],
   ])('a body of type %s: 415 UNSUPPORTED_MEDIA_TYPE', async (type, body) => {
     const answer = await post(body, { 'content-type': type });
     expect(answer.status).toBe(415);
-    expectDocumentedError(answer, 'UNSUPPORTED_MEDIA_TYPE');
+    expectRefusal(answer, 'UNSUPPORTED_MEDIA_TYPE', 415);
+  });
+
+  it('a mutation as an HTML form would post it: 415, nothing written', async () => {
+    const mutation = 'mutation { createCategory(input: { name: "Form" }) { id } }';
+    const answer = await post(`query=${encodeURIComponent(mutation)}`, {
+      'content-type': 'application/x-www-form-urlencoded; charset=utf-8',
+    });
+    expectRefusal(answer, 'UNSUPPORTED_MEDIA_TYPE', 415);
+    expect(await gateway.prisma.category.count({ where: { name: 'Form' } })).toBe(0);
+  });
+
+  it('the same query as GET parameters is answered', async () => {
+    const answer = await send<GraphQLAnswer>(gateway.baseUrl, `/graphql?query=${encodeURIComponent('{ __typename }')}`, {
+      headers: { ...bearer(token), accept: 'application/graphql-response+json' },
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual({ data: { __typename: 'Query' } });
   });
 
   it('an Accept GraphQL cannot answer: 406 NOT_ACCEPTABLE', async () => {

@@ -20,7 +20,8 @@ import { type GatewayProcess, projectRoot, run } from '../support/processes.js';
  * server serves it, and headless Chromium drives it against a real gateway process that runs only
  * that manifest's documents (TRUSTED_DOCUMENTS=require) and lets the app's origin in (CORS_ORIGINS).
  * The list renders page by page, an order lowers the stock on screen, and the subscription brings
- * the new stock to a second page. Screenshots go to test/web/screenshots/.
+ * the new stock to a second page; a pet that is sold or has no stock is offered no order. Screenshots
+ * go to test/web/screenshots/.
  */
 
 const haveChromium = chromiumAvailable("the example app's browser test");
@@ -64,9 +65,12 @@ beforeAll(async () => {
   const origin = await serveApp();
   const database = await migratedDatabase();
   const category = await database.prisma.category.create({ data: { name: 'Dogs' } });
+  // Dog 3 is sold, Dog 4 was never stocked, Dog 5 has one left; the others have 3 each.
   for (let i = 1; i <= 7; i++) {
-    const pet = await database.prisma.pet.create({ data: { name: `Dog ${i}`, categoryId: category.id } });
-    await database.prisma.inventoryItem.create({ data: { petId: pet.id, quantity: 3, status: 'available' } });
+    const status = i === 3 ? 'sold' : 'available';
+    const pet = await database.prisma.pet.create({ data: { name: `Dog ${i}`, categoryId: category.id, status } });
+    if (i === 4) continue;
+    await database.prisma.inventoryItem.create({ data: { petId: pet.id, quantity: i === 3 ? 0 : i === 5 ? 1 : 3, status } });
   }
   gateway = await startProcess(database.url, {
     TRUSTED_DOCUMENTS: 'require',
@@ -93,7 +97,15 @@ async function openApp(): Promise<Page> {
   return page;
 }
 
-const stockOf = (page: Page, name: string) => page.locator('tr', { hasText: name }).locator('.stock');
+/** Subscriptions open on the gateway, as its metrics count them. */
+async function openSubscriptions(): Promise<number> {
+  const metrics = await fetch(`${baseUrlOf(gateway!)}/metrics`).then((response) => response.text());
+  return Number(metrics.match(/^petstore_open_subscriptions (\d+)/m)?.[1]);
+}
+
+const rowOf = (page: Page, name: string) => page.locator('tr', { hasText: name });
+const stockOf = (page: Page, name: string) => rowOf(page, name).locator('.stock');
+const actionOf = (page: Page, name: string) => rowOf(page, name).locator('.action');
 
 describe.skipIf(!haveChromium)('the example web app, in Chromium, against a gateway that runs only its documents', () => {
   it('lists pets page by page with their stock, orders, and updates a second page live', async () => {
@@ -123,5 +135,33 @@ describe.skipIf(!haveChromium)('the example web app, in Chromium, against a gate
     await expect.poll(() => stockOf(second, 'Dog 2').textContent(), { timeout: 10_000 }).toBe('2');
     expect(await stockOf(second, 'Dog 1').textContent()).toBe('3');
     await second.screenshot({ path: path.join(screenshots, '3-second-page-updated.png') });
+  });
+
+  it('offers no order for a sold pet or one without stock, and takes the offer away when the last one is ordered', async () => {
+    // The pages of the test before stay open, with their subscriptions.
+    const before = await openSubscriptions();
+    const first = await openApp();
+    const second = await openApp();
+    await expect.poll(openSubscriptions).toBe(before + 2);
+
+    for (const page of [first, second]) {
+      expect(await rowOf(page, 'Dog 3').locator('.status').textContent()).toBe('SOLD');
+      expect(await stockOf(page, 'Dog 4').textContent()).toBe('—');
+      for (const name of ['Dog 3', 'Dog 4']) expect(await rowOf(page, name).locator('button').count(), name).toBe(0);
+      expect(await actionOf(page, 'Dog 3').textContent()).toBe('Sold');
+      expect(await actionOf(page, 'Dog 4').textContent()).toBe('Out of stock');
+      expect(await actionOf(page, 'Dog 5').locator('button').textContent()).toBe('Order 1');
+    }
+
+    await rowOf(first, 'Dog 5').locator('button').click();
+    await expect.poll(() => first.locator('#status').textContent()).toMatch(/^Ordered one Dog 5: order \d+\.$/);
+    // The last one is ordered (the pet is PENDING while its order is open): neither page offers it now.
+    for (const page of [first, second]) {
+      await expect.poll(() => stockOf(page, 'Dog 5').textContent(), { timeout: 10_000 }).toBe('0');
+      await expect.poll(() => actionOf(page, 'Dog 5').textContent()).toBe('Out of stock');
+      expect(await rowOf(page, 'Dog 5').locator('button').count()).toBe(0);
+      expect(await rowOf(page, 'Dog 5').locator('.status').textContent()).toBe('PENDING');
+    }
+    await second.screenshot({ path: path.join(screenshots, '4-nothing-to-order.png') });
   });
 });

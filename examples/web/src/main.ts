@@ -5,8 +5,9 @@ import { OrderOne, PetsPage, StockChanges } from './documents.js';
 
 /**
  * A small typed web client of the Petstore gateway: pets page by page with their stock, an order
- * button (with a token), and stock kept live by a subscription. Operations are sent by their id in
- * the trusted-documents manifest, never as text, so it works against TRUSTED_DOCUMENTS=require.
+ * button (with a token) on those that have stock, and stock kept live by a subscription. Operations
+ * are sent by their id in the trusted-documents manifest, never as text, so it works against
+ * TRUSTED_DOCUMENTS=require.
  *
  * Settings come from the page's address: ?gateway=http://127.0.0.1:4000&token=<bearer token>.
  */
@@ -55,11 +56,28 @@ function say(text: string, error = false) {
   status.className = error ? 'error' : '';
 }
 
+/**
+ * A row's action: "Order 1" only while there is stock to order. The gateway refuses an order for a
+ * sold pet, or one without stock, so the page does not offer what would only fail.
+ */
+function showAction(row: HTMLTableRowElement, quantity: number | undefined, petStatus: string) {
+  const cell = row.querySelector('.action')!;
+  if (petStatus !== 'SOLD' && quantity !== undefined && quantity > 0) {
+    const order = document.createElement('button');
+    order.textContent = 'Order 1';
+    order.addEventListener('click', () => void placeOrder(row.dataset.pet!, row.dataset.name!));
+    cell.replaceChildren(order);
+  } else {
+    cell.replaceChildren(petStatus === 'SOLD' ? 'Sold' : 'Out of stock');
+  }
+}
+
 function showStock(petId: string, quantity: number | undefined, petStatus?: string) {
   const row = rows.querySelector<HTMLTableRowElement>(`tr[data-pet="${petId}"]`);
   if (!row) return;
   row.querySelector('.stock')!.textContent = quantity === undefined ? '—' : String(quantity);
   if (petStatus) row.querySelector('.status')!.textContent = petStatus;
+  showAction(row, quantity, row.querySelector('.status')!.textContent ?? '');
 }
 
 async function load(after: string | null) {
@@ -72,16 +90,14 @@ async function load(after: string | null) {
     ...pets.nodes.map((pet) => {
       const row = document.createElement('tr');
       row.dataset.pet = pet.id;
-      const order = document.createElement('button');
-      order.textContent = 'Order 1';
-      order.addEventListener('click', () => void placeOrder(pet.id, pet.name));
+      row.dataset.name = pet.name;
       row.append(
         Object.assign(document.createElement('td'), { textContent: pet.name }),
         Object.assign(document.createElement('td'), { textContent: pet.status ?? '', className: 'status' }),
         Object.assign(document.createElement('td'), { textContent: String(pet.inventory?.quantity ?? '—'), className: 'stock' }),
-        Object.assign(document.createElement('td'), {}),
+        Object.assign(document.createElement('td'), { className: 'action' }),
       );
-      row.lastElementChild!.append(order);
+      showAction(row, pet.inventory?.quantity, pet.status ?? '');
       return row;
     }),
   );

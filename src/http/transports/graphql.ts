@@ -22,6 +22,7 @@ import { useErrorMasking } from '../plugins/use-error-masking.js';
 import { useGraphiQL } from '../plugins/use-graphiql.js';
 import { useOperationObserver } from '../plugins/use-operation-observer.js';
 import { useReadRouting } from '../plugins/use-read-routing.js';
+import { useRequestChecks } from '../plugins/use-request-checks.js';
 import { useQueryLimits } from '../plugins/use-query-limits.js';
 import { useRequestDeadline } from '../plugins/use-request-deadline.js';
 import { mayBeCached, useResponseCache } from '../plugins/use-response-cache.js';
@@ -118,6 +119,7 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
         countError,
         databaseOutage: options.databaseOutage,
       }),
+      useRequestChecks({ maxBatch: options.limits.maxBatch }),
       ...(options.trustedDocuments ? [useTrustedDocuments({ ...options.trustedDocuments, caches: options.metrics.caches })] : []),
       // @defer and @stream, answered incrementally over multipart/mixed and SSE.
       useDeferStream(),
