@@ -206,6 +206,21 @@ describe('dangerous changes and additions', () => {
     expect(requiredBump(changes)).toBe('minor');
   });
 
+  it('a new server is an addition; a server moved elsewhere is dangerous; its description is a text', async () => {
+    const added = editDocument(released.openapi, (document) => {
+      document.servers.push({ url: 'https://petstore.example', description: 'The public address.' });
+    });
+    expect(summary(await changesTo({ openapi: added }))).toEqual(['addition servers/1']);
+    const moved = editDocument(released.openapi, (document) => {
+      document.servers[0].url = 'https://petstore.example';
+    });
+    expect(summary(await changesTo({ openapi: moved }))).toEqual(['dangerous servers/0/url']);
+    const described = editDocument(released.openapi, (document) => {
+      document.servers[0].description = 'This gateway.';
+    });
+    expect(summary(await changesTo({ openapi: described }))).toEqual(['annotation servers/0/description']);
+  });
+
   it('a text alone makes a patch; nothing at all makes no release', async () => {
     const graphql = editSdl(released.graphql, '"""The animal\'s name."""', '"""What the animal is called."""');
     const texts = await changesTo({ graphql });
