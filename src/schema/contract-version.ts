@@ -10,7 +10,9 @@ import { GraphQLSchema } from 'graphql';
  * the printed schema.graphql and the copy in contract/, codegen and schema
  * registries. A query field for it would itself be a change to the contract
  * (and one more thing to deprecate some day); an `extensions` entry would
- * weigh on every answer, and most clients drop extensions unread.
+ * weigh on every answer, and most clients drop extensions unread. With
+ * introspection off (production's default), `__schema { description }` alone
+ * still answers (see use-query-limits.ts).
  */
 
 const VERSION_IN_DESCRIPTION = /Contract version: (\d+\.\d+\.\d+)/;

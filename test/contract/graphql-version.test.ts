@@ -9,10 +9,11 @@ import { postGraphQL } from '../support/http.js';
 /**
  * A GraphQL client reads the GraphQL contract's version over GraphQL, in the
  * schema's description (see src/schema/contract-version.ts): the version of
- * the last GraphQL release in contract/.
+ * the last GraphQL release in contract/, with introspection on or off.
  */
 
 const gateway = useTestGateway();
+const closed = useTestGateway({ introspection: false });
 
 const released = async () => JSON.parse(await readFile(path.join(CONTRACT_DIR, 'release.json'), 'utf8')) as Releases;
 
@@ -29,5 +30,11 @@ describe('the GraphQL contract version', () => {
     const description = answer.body.data!.__schema.description;
     expect(contractVersionIn(description)).toBe((await released()).graphql.version);
     expect(description).toMatch(/^The Petstore API\. Contract version: \d+\.\d+\.\d+\./);
+  });
+
+  it('is read the same with introspection off (what else of __schema is refused: test/security/exposure.test.ts)', async () => {
+    const answer = await postGraphQL<SchemaAnswer>(closed.baseUrl, { query: 'query Version { __schema { description } }' });
+    expect(answer.body.errors).toBeUndefined();
+    expect(contractVersionIn(answer.body.data!.__schema.description)).toBe((await released()).graphql.version);
   });
 });
