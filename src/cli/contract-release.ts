@@ -1,26 +1,29 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { CONTRACT_DIR, hasBaseline, readBaseline, writeBaseline } from '../contract/baseline.js';
-import { contractChanges } from '../contract/check.js';
-import { currentContracts } from '../contract/current.js';
+import { CONTRACT_DIR, hasBaseline, readBaseline, type Releases, writeBaseline } from '../contract/baseline.js';
+import { changesIn, contractChanges, requiredBumps } from '../contract/check.js';
+import { currentContracts, type Versions } from '../contract/current.js';
 import {
   type Bump,
   bumpVersion,
   type ContractChange,
-  compareVersions,
+  type ContractName,
+  contractLabels,
+  contractNames,
   describeChange,
-  parseVersion,
-  requiredBump,
 } from '../contract/policy.js';
 
-// npm run contract:release [-- --breaking] [--version X.Y.Z] [--dir contract]
-// Moves the released baseline (contract/) to the contracts the code defines
-// now, with the version the changes need, and adds their list to
-// contract/CHANGELOG.md; the result is reviewed and committed as one commit.
-const usage = `Usage: npm run contract:release -- [--breaking] [--version X.Y.Z] [--dir <folder>]
-  --breaking   confirm a release with breaking changes (a new major version)
-  --version    a version of your choosing, at least the one the changes need
-  --dir        the baseline folder (default: contract/)`;
+// npm run contract:release [-- --breaking] [--dir contract]
+// Moves each contract whose code differs from its release in contract/ to
+// what the code defines now, on its own version line: the step is the one its
+// own changes need, so a GraphQL break never makes a new major of the REST
+// routes' document, nor the other way round. Each moved contract's changes go
+// to its section of contract/CHANGELOG.md; the result is reviewed and
+// committed as one commit.
+const usage = `Usage: npm run contract:release -- [--breaking] [--dir <folder>]
+  --breaking   confirm a release with breaking changes (a new major version of the contract they break)
+  --dir        the baseline folder (default: contract/)
+Each contract's version follows from its own changes; there is no version to choose.`;
 
 const INITIAL_VERSION = '1.0.0';
 
@@ -28,7 +31,6 @@ try {
   const { values } = parseArgs({
     options: {
       breaking: { type: 'boolean', default: false },
-      version: { type: 'string' },
       dir: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
@@ -39,43 +41,57 @@ try {
   }
   const dir = values.dir ? path.resolve(values.dir) : CONTRACT_DIR;
   const today = new Date().toISOString().slice(0, 10);
-  const current = currentContracts();
 
   if (!(await hasBaseline(dir))) {
-    const version = values.version ?? INITIAL_VERSION;
-    parseVersion(version);
-    await writeBaseline(
-      { ...current, release: { version, released: today } },
-      `## ${version} (${today})\n\nThe first released baseline of both contracts.\n`,
-      dir,
-    );
-    console.log(`Released ${version}: the first baseline, in ${path.relative(process.cwd(), dir) || '.'}/.`);
-    printCommitHint(dir, version);
+    const versions: Versions = { graphql: INITIAL_VERSION, openapi: INITIAL_VERSION };
+    const release = { version: INITIAL_VERSION, released: today };
+    const notes = `### ${INITIAL_VERSION} (${today})\n\nThe first released baseline.\n`;
+    await writeBaseline({ ...currentContracts(versions), release: { graphql: release, openapi: release } }, { graphql: notes, openapi: notes }, dir);
+    console.log(`Released GraphQL and OpenAPI ${INITIAL_VERSION}: the first baseline, in ${path.relative(process.cwd(), dir) || '.'}/.`);
+    printHints(dir, [...contractNames], versions);
     process.exit(0);
   }
 
   const baseline = await readBaseline(dir);
-  const changes = await contractChanges(baseline, current);
-  const bump = requiredBump(changes);
-  if (bump === 'none') {
-    console.log(`Nothing to release: both contracts are as released in ${baseline.release.version}.`);
+  const changes = await contractChanges(baseline, currentContracts());
+  const bumps = requiredBumps(changes);
+  const moving = contractNames.filter((name) => bumps[name] !== 'none');
+  const was = (name: ContractName) => `${contractLabels[name]} ${baseline.release[name].version}`;
+  if (moving.length === 0) {
+    console.log(`Nothing to release: the contracts are as released in ${contractNames.map(was).join(' and ')}.`);
     process.exit(0);
   }
-  const needed = bumpVersion(baseline.release.version, bump);
-  const version = values.version ?? needed;
-  parseVersion(version);
-  if (compareVersions(version, needed) < 0) {
-    throw new Error(`${version} is too small: these changes need a ${bump} release, ${needed} or later.\n${list(changes)}`);
-  }
-  if (bump === 'major' && !values.breaking) {
+
+  const versions = Object.fromEntries(
+    contractNames.map((name) => {
+      const bump = bumps[name];
+      return [name, bump === 'none' ? baseline.release[name].version : bumpVersion(baseline.release[name].version, bump)];
+    }),
+  ) as Versions;
+  const breaking = moving.filter((name) => bumps[name] === 'major');
+  if (breaking.length > 0 && !values.breaking) {
     throw new Error(
-      `These changes break callers of ${baseline.release.version}, so the release is ${needed}:\n${list(changes)}\n` +
-        'Run again with --breaking to release them as a new major version.',
+      breaking
+        .map((name) => `These changes break callers of ${was(name)}, so its release is ${versions[name]}:\n${list(changesIn(changes, name))}`)
+        .join('\n') + '\nRun again with --breaking to release them as a new major version.',
     );
   }
-  await writeBaseline({ ...current, release: { version, released: today } }, releaseNotes(version, today, bump, changes), dir);
-  console.log(`Released ${version} (${bump}; was ${baseline.release.version}):\n${list(changes)}`);
-  printCommitHint(dir, version);
+
+  const release: Releases = { ...baseline.release };
+  const notes: Partial<Record<ContractName, string>> = {};
+  for (const name of moving) {
+    release[name] = { version: versions[name], released: today };
+    notes[name] = releaseNotes(versions[name], today, bumps[name], changesIn(changes, name));
+  }
+  await writeBaseline({ ...currentContracts(versions), release }, notes, dir);
+  for (const name of contractNames) {
+    console.log(
+      moving.includes(name)
+        ? `Released ${contractLabels[name]} ${versions[name]} (${bumps[name]}; was ${baseline.release[name].version}):\n${list(changesIn(changes, name))}`
+        : `${was(name)} stays: nothing in it changed.`,
+    );
+  }
+  printHints(dir, moving, versions);
 } catch (error) {
   console.error(error instanceof Error ? error.message : error);
   console.error(usage);
@@ -96,10 +112,16 @@ function releaseNotes(version: string, date: string, bump: Bump, changes: readon
   const sections = groups
     .filter(([, group]) => group.length > 0)
     .map(([title, group]) => `${title}:\n${group.map((change) => `- ${describeChange(change)}`).join('\n')}\n`);
-  return [`## ${version} (${date}, ${bump})\n`, ...sections].join('\n');
+  return [`### ${version} (${date}, ${bump})\n`, ...sections].join('\n');
 }
 
-function printCommitHint(dir: string, version: string) {
+function printHints(dir: string, moved: readonly ContractName[], versions: Versions) {
   const folder = path.relative(process.cwd(), dir) || '.';
-  console.log(`Review ${folder}/ (the diff is the release) and commit it on its own:\n  git add ${folder} && git commit -m "Contract ${version}"`);
+  const subject = moved.map((name) => `${contractLabels[name]} ${versions[name]}`).join(', ');
+  // The served schema's description names the GraphQL version, so the printed schema.graphql moves with it.
+  const print = moved.includes('graphql') && dir === CONTRACT_DIR ? '  npm run schema:print   # schema.graphql names the new GraphQL version\n' : '';
+  console.log(
+    `Review ${folder}/ (the diff is the release) and commit it on its own:\n${print}` +
+      `  git add ${folder}${print ? ' schema.graphql' : ''} && git commit -m "Contract release: ${subject}"`,
+  );
 }

@@ -17,7 +17,8 @@ import {
  * response schema as a set of accepted values, so a changed `type` or a
  * removed optional property counts as safe there; for a caller that reads the
  * field either one breaks it. A new enum value in an answer is dangerous, as
- * GraphQL Inspector calls a new enum value (api-smart-diff: breaking).
+ * GraphQL Inspector calls a new enum value (api-smart-diff: breaking). A
+ * change to `servers` counts for more than a text (see kindOf).
  */
 
 type Json = Record<string, unknown>;
@@ -46,6 +47,9 @@ export function openApiChanges(baseline: object, current: object, now = Date.now
 }
 
 function kindOf(diff: Diff): ChangeKind {
+  // api-smart-diff calls `servers` metadata, a text; clients generated from the document take their
+  // base address from it, so a new server is something new, and a changed or removed one may move them.
+  if (diff.path[0] === 'servers' && diff.path.at(-1) !== 'description') return diff.action === 'add' ? 'addition' : 'dangerous';
   const inAnswer = responseSchemaPath(diff.path);
   if (inAnswer) {
     const last = inAnswer.at(-1);

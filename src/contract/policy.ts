@@ -27,8 +27,19 @@ export type Exemption =
   /** Marked EXPERIMENTAL or BETA in the released contract: outside the compatibility promise. */
   | { reason: 'unstable'; element: string; level: string };
 
+/**
+ * The two contracts, each with a version line of its own: a change to one
+ * moves only its own version, so a REST caller never reads a GraphQL break
+ * into a new major of the OpenAPI document, nor the other way round.
+ */
+export const contractNames = ['graphql', 'openapi'] as const;
+export type ContractName = (typeof contractNames)[number];
+
+/** How a change and a report name each contract. */
+export const contractLabels = { graphql: 'GraphQL', openapi: 'OpenAPI' } as const satisfies Record<ContractName, string>;
+
 export interface ContractChange {
-  contract: 'GraphQL' | 'OpenAPI';
+  contract: (typeof contractLabels)[ContractName];
   kind: ChangeKind;
   /** A schema coordinate (`Query.pets`), or `GET /store/orders` and where in it. */
   where: string;
@@ -92,6 +103,16 @@ export function bumpVersion(version: string, bump: Exclude<Bump, 'none'>): strin
   if (bump === 'major') return `${major + 1}.0.0`;
   if (bump === 'minor') return `${major}.${minor + 1}.0`;
   return `${major}.${minor}.${patch + 1}`;
+}
+
+/**
+ * The kind of release that leads from `previous` to `next` (1.4.2 to 2.0.0 a
+ * major, to 1.5.0 a minor, to 1.4.3 a patch), or undefined when `next` is not
+ * one step after `previous` (the same, older, or skipping a version).
+ */
+export function versionStep(previous: string, next: string): Exclude<Bump, 'none'> | undefined {
+  const steps = ['major', 'minor', 'patch'] as const;
+  return steps.find((step) => bumpVersion(previous, step) === next);
 }
 
 /** Compares two versions: negative when `a` comes before `b`. */

@@ -7,6 +7,7 @@ import {
   type GraphQLSchema,
   specifiedDirectives,
 } from 'graphql';
+import release from '../../contract/release.json' with { type: 'json' };
 import { builder } from '../builder.js';
 import { DEFAULT_LEGACY_SUNSET_DATE, type LegacyPolicy } from '../legacy.js';
 import './category.js';
@@ -14,6 +15,7 @@ import './events.js';
 import './inventory.js';
 import './order.js';
 import './pet.js';
+import { withContractVersion } from './contract-version.js';
 
 builder.queryType({ description: 'Reads: the catalogue, stock and orders.' });
 builder.mutationType({ description: 'Writes: each one transaction, refused whole when any rule fails.' });
@@ -35,11 +37,15 @@ const stabilityDirective = new GraphQLDirective({
 });
 
 // graphql-js' own directives (@include, @skip, @deprecated…) too: a schema given a list has only those.
-export const schema: GraphQLSchema = builder.toSchema({
-  // @defer and @stream, which yoga's defer-stream plugin serves, belong to the schema clients validate against.
-  directives: [...specifiedDirectives, GraphQLDeferDirective, GraphQLStreamDirective, stabilityDirective],
-  sortSchema: true,
-});
+export const schema: GraphQLSchema = withContractVersion(
+  builder.toSchema({
+    // @defer and @stream, which yoga's defer-stream plugin serves, belong to the schema clients validate against.
+    directives: [...specifiedDirectives, GraphQLDeferDirective, GraphQLStreamDirective, stabilityDirective],
+    sortSchema: true,
+  }),
+  // The version of the last GraphQL release (contract/, `npm run contract:release`).
+  release.graphql.version,
+);
 
 
 /**

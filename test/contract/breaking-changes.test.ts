@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { type Baseline, readBaseline } from '../../src/contract/baseline.js';
-import { contractChanges, contractReport } from '../../src/contract/check.js';
+import { contractChanges, contractReport, requiredBumps } from '../../src/contract/check.js';
 import type { Contracts } from '../../src/contract/current.js';
-import { type ContractChange, refused, requiredBump } from '../../src/contract/policy.js';
+import { bumpVersion, type ContractChange, refused, requiredBump } from '../../src/contract/policy.js';
 import { editDocument, editSdl } from './fixtures.js';
 
 /**
@@ -202,8 +202,34 @@ describe('dangerous changes and additions', () => {
     expect(summary(changes)).toContain('addition GET /store/inventory');
     const report = contractReport(baseline, changes);
     expect(report).toContain('Dangerous changes (2):');
-    expect(report).toContain('`npm run contract:release` would make a minor release');
+    const next = (name: 'graphql' | 'openapi') => bumpVersion(baseline.release[name].version, 'minor');
+    expect(report).toContain(`\`npm run contract:release\` would release GraphQL ${next('graphql')} (minor) and OpenAPI ${next('openapi')} (minor).`);
     expect(requiredBump(changes)).toBe('minor');
+  });
+
+  it('a change to one contract is for its own release only', async () => {
+    const openapi = editDocument(released.openapi, (document) => {
+      delete document.paths['/store/orders'];
+    });
+    const changes = await changesTo({ openapi });
+    expect(requiredBumps(changes)).toEqual({ graphql: 'none', openapi: 'major' });
+    const report = contractReport(baseline, changes);
+    expect(report).toContain(`Contracts compared with their releases in contract/: GraphQL ${baseline.release.graphql.version} and OpenAPI ${baseline.release.openapi.version}.`);
+  });
+
+  it('a new server is an addition; a server moved elsewhere is dangerous; its description is a text', async () => {
+    const added = editDocument(released.openapi, (document) => {
+      document.servers.push({ url: 'https://petstore.example', description: 'The public address.' });
+    });
+    expect(summary(await changesTo({ openapi: added }))).toEqual(['addition servers/1']);
+    const moved = editDocument(released.openapi, (document) => {
+      document.servers[0].url = 'https://petstore.example';
+    });
+    expect(summary(await changesTo({ openapi: moved }))).toEqual(['dangerous servers/0/url']);
+    const described = editDocument(released.openapi, (document) => {
+      document.servers[0].description = 'This gateway.';
+    });
+    expect(summary(await changesTo({ openapi: described }))).toEqual(['annotation servers/0/description']);
   });
 
   it('a text alone makes a patch; nothing at all makes no release', async () => {

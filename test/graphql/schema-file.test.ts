@@ -90,7 +90,7 @@ describe('schema.graphql', () => {
   });
 
   it('describes the schema the gateway serves', async () => {
-    const response = await gateway.graphql<IntrospectionQuery>(getIntrospectionQuery({ descriptions: true }));
+    const response = await gateway.graphql<IntrospectionQuery>(getIntrospectionQuery({ descriptions: true, schemaDescription: true }));
     expect(response.errors).toBeUndefined();
     const served = buildClientSchema(response.data as IntrospectionQuery);
     const committed = buildSchema(await fromProject('schema.graphql'));

@@ -1,9 +1,12 @@
+import { request as httpRequest } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { defaultLimits } from '../../src/config.js';
 import { CONTRACT_DIR } from '../../src/contract/baseline.js';
-import { errorStatus } from '../../src/errors.js';
+import { type ErrorCode, errorStatus } from '../../src/errors.js';
+import { declaredErrorCodes } from '../../src/http/transports/openapi.js';
 import { useTestGateway } from '../support/gateway.js';
 import { type Answer, answerChecker, type OpenApiDocument, restClient } from '../support/rest.js';
 
@@ -27,8 +30,8 @@ describe('GET /openapi.json', () => {
     expect(result.valid).toBe(true);
     expect(validator.version).toBe('3.0');
     expect(document.openapi).toBe('3.0.3');
-    // The version of the last contract release.
-    expect(document.info.version).toBe(JSON.parse(await readFile(path.join(CONTRACT_DIR, 'release.json'), 'utf8')).version);
+    // The version of the last release of the REST routes' own contract.
+    expect(document.info.version).toBe(JSON.parse(await readFile(path.join(CONTRACT_DIR, 'release.json'), 'utf8')).openapi.version);
     const broken = structuredClone(document) as unknown as { paths: Record<string, { get: object }> };
     broken.paths['/pets/{petId}']!.get = { ...broken.paths['/pets/{petId}']!.get, deprecated: 'yes' };
     expect((await new Validator().validate(broken)).valid).toBe(false);
@@ -52,7 +55,7 @@ describe('GET /openapi.json', () => {
     expect(document.paths['/store/orders'].get).not.toHaveProperty('deprecated');
   });
 
-  it('has the spec schemas, and the error codes GraphQL uses', () => {
+  it('has the spec schemas', () => {
     const { schemas } = document.components;
     expect(Object.keys(schemas).sort()).toEqual(['Error', 'Order', 'Pet', 'PetStatus']);
     expect(schemas.PetStatus.enum).toEqual(['available', 'pending', 'sold']);
@@ -61,7 +64,6 @@ describe('GET /openapi.json', () => {
     expect(Object.keys(schemas.Order.properties)).toEqual(['id', 'petId', 'quantity', 'shipDate', 'complete']);
     expect(schemas.Order).not.toHaveProperty('required');
     expect(schemas.Error.required).toEqual(['code', 'message', 'status']);
-    expect(schemas.Error.properties.code.enum).toEqual(Object.keys(errorStatus));
     for (const id of [schemas.Pet.properties.id, schemas.Order.properties.id, schemas.Order.properties.petId]) {
       expect(id).toMatchObject({ type: 'integer', format: 'int64' });
     }
@@ -76,6 +78,7 @@ describe('GET /openapi.json', () => {
       '404',
       '406',
       '410',
+      '413',
       '429',
       '500',
       '503',
@@ -87,11 +90,61 @@ describe('GET /openapi.json', () => {
       '401',
       '403',
       '406',
+      '413',
       '429',
       '500',
       '503',
     ]);
     expect(Object.keys(document.components.responses)).toEqual(['NotFound', 'MethodNotAllowed']);
+  });
+
+  it('lists in the Error enum exactly the codes its responses declare, each under its own status', () => {
+    const operations = Object.values(document.paths as Record<string, Record<string, { responses?: object }>>).flatMap(
+      (pathItem) => Object.values(pathItem).filter((operation) => operation.responses !== undefined),
+    );
+    const responses: Array<[string | undefined, { description: string }]> = [
+      ...operations.flatMap((operation) => Object.entries(operation.responses as Record<string, { description: string }>)),
+      // Named by the answers to requests the document does not list; their status is in their name.
+      ...Object.values(document.components.responses).map((response): [undefined, { description: string }] => [undefined, response]),
+    ];
+    const declared = new Set<string>();
+    for (const [status, response] of responses) {
+      for (const code of declaredErrorCodes(response.description)) {
+        declared.add(code);
+        expect(code in errorStatus, `${code} is an error code`).toBe(true);
+        if (status !== undefined) expect(errorStatus[code as ErrorCode], `${code} documented under ${status}`).toBe(Number(status));
+      }
+    }
+    // Every error answer declares its codes.
+    for (const [status, response] of responses) {
+      if (status === undefined || Number(status) >= 400) expect(declaredErrorCodes(response.description), response.description).not.toEqual([]);
+    }
+    const listed = document.components.schemas.Error.properties.code.enum;
+    expect(listed).toEqual(Object.keys(errorStatus).filter((code) => declared.has(code)));
+    // GraphQL's own codes are not REST's: no REST route runs a persisted query.
+    expect(listed).not.toContain('PERSISTED_QUERY_NOT_FOUND');
+  });
+
+  it('answers a body over the limit with 413 PAYLOAD_TOO_LARGE, as it documents for every operation', async () => {
+    const check = answerChecker(document);
+    const body = 'x'.repeat(defaultLimits.bodyBytes + 1);
+    for (const route of ['/pets/1', '/store/orders']) {
+      // fetch sends no body with GET; node:http does, as any HTTP client may.
+      const answer = await new Promise<Answer>((resolve, reject) => {
+        const outgoing = httpRequest(`${gateway.baseUrl}${route}`, { method: 'GET', headers: { 'content-length': String(body.length) } }, (incoming) => {
+          let text = '';
+          incoming.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+          incoming.on('end', () => {
+            const headers = new Headers(Object.entries(incoming.headers).map(([name, value]): [string, string] => [name, String(value)]));
+            resolve({ method: 'GET', path: route, status: incoming.statusCode!, headers, text, body: JSON.parse(text) });
+          });
+        });
+        outgoing.on('error', reject).end(body);
+      });
+      expect(answer.status, route).toBe(413);
+      expect(answer.body, route).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', status: 413 });
+      expect(check(answer), route).toEqual([]);
+    }
   });
 
   it('answers HEAD, If-None-Match, other methods and Accept like the routes it describes', async () => {
@@ -156,6 +209,11 @@ describe('the response check the REST tests rely on', () => {
     });
     expect(check(orders)).toEqual([expect.stringMatching(/^body:.*shipDate/)]);
     const error = { code: 'NO_SUCH_CODE', message: 'x', status: 404 };
-    expect(check(answer({ status: 404, body: error, text: JSON.stringify(error) }))[0]).toMatch(/^body:.*code/);
+    expect(check(answer({ status: 404, body: error, text: JSON.stringify(error) }))).toContainEqual(expect.stringMatching(/^body:.*code/));
+    // A code of the enum, but not one this response declares.
+    const gone = { code: 'GONE', message: 'x', status: 404 };
+    expect(check(answer({ status: 404, body: gone, text: JSON.stringify(gone) }))).toEqual([
+      'code GONE is not among the codes of this response: NOT_FOUND',
+    ]);
   });
 });

@@ -60,6 +60,8 @@ describe('introspection', () => {
       '{ __type(name: "Pet") { fields { name } } }',
       '{ pets { totalCount } __schema { queryType { name } } }',
       'query { ...Sneaky } fragment Sneaky on Query { __type(name: "Order") { name } }',
+      // The schema's description alone answers (below): not with anything else of __schema beside it.
+      '{ __schema { description ...Shape } } fragment Shape on __Schema { directives { name } }',
     ]) {
       closed.statements.length = 0;
       const answer = await ask(closed.baseUrl, query);
@@ -69,8 +71,10 @@ describe('introspection', () => {
       expect(answer.body).not.toHaveProperty('data');
       expect(closed.statements).toEqual([]);
     }
-    // __typename is not introspection: clients need it.
+    // __typename is not introspection: clients need it. Nor is the schema's description, the contract's version.
     expect((await ask(closed.baseUrl, '{ __typename }')).body).toEqual({ data: { __typename: 'Query' } });
+    const description = await ask(closed.baseUrl, '{ __schema { description } }');
+    expect(description.body).toEqual({ data: { __schema: { description: expect.stringContaining('Contract version:') } } });
   });
 
   it('when off, hides every suggestion of a name', async () => {

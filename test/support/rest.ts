@@ -1,7 +1,7 @@
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { expect } from 'vitest';
-import type { openApiDocument } from '../../src/http/transports/openapi.js';
+import { declaredErrorCodes, type openApiDocument } from '../../src/http/transports/openapi.js';
 import { OPENAPI_PATH } from '../../src/http/routes.js';
 import type { TestGateway } from './gateway.js';
 
@@ -9,7 +9,8 @@ import type { TestGateway } from './gateway.js';
  * A REST client for the tests that checks every answer it receives against
  * the gateway's own OpenAPI document (GET /openapi.json): the status must be
  * documented for the operation, the documented headers present and matching
- * their schemas, and the body matching its schema.
+ * their schemas, the body matching its schema, and an error's code one its
+ * response declares.
  */
 
 export interface RestResponse {
@@ -147,6 +148,13 @@ function checkAgainstDocument(document: OpenApiDocument, ajv: Ajv, answer: Answe
     if (!ajv.validate(header.schema as Json, value)) {
       problems.push(`header ${name}: ${JSON.stringify(value)} ${ajv.errorsText()}`);
     }
+  }
+
+  // An Error response names the codes it answers with: any other code is an answer the document does not describe.
+  const declared = declaredErrorCodes(String(response.description));
+  const code = (answer.body as { code?: unknown } | undefined)?.code;
+  if (declared.length > 0 && answer.method !== 'HEAD' && !declared.includes(String(code))) {
+    problems.push(`code ${String(code)} is not among the codes of this response: ${declared.join(', ')}`);
   }
 
   const content = response.content as Record<string, Json> | undefined;

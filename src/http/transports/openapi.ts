@@ -3,7 +3,7 @@ import { scopes } from '../../auth/scopes.js';
 import type { StabilityLevel } from '../../builder.js';
 import { orderListPaging } from '../../domain/queries.js';
 import { limits } from '../../domain/validation.js';
-import { errorStatus } from '../../errors.js';
+import { type ErrorCode, errorStatus } from '../../errors.js';
 import type { LegacyPolicy } from '../../legacy.js';
 import { REQUEST_ID_PATTERN } from '../request.js';
 import { GRAPHQL_PATH } from '../routes.js';
@@ -33,20 +33,57 @@ const rateLimitHeaders = {
 };
 
 /**
- * The answers every route may give before it runs: an invalid token (401), a
- * client over its rate limit (429), a request over its time (503).
+ * The Error responses of the document, each declaring the codes it answers
+ * with (all of the status it is listed under), named at the end of its
+ * description: "(code X)" or "(code X or Y)". The Error schema's code enum is
+ * made of exactly the codes declared here, so it lists what the REST routes
+ * can answer and nothing GraphQL alone answers.
  */
-const guardResponses = () => ({
+function errorResponses() {
+  const declared = new Set<ErrorCode>();
+  /** An Error response; `extraHeaders` are the ones the route adds to every answer. */
+  const errorResponse = (codes: readonly [ErrorCode, ...ErrorCode[]], description: string, extraHeaders: object = {}) => {
+    for (const code of codes) declared.add(code);
+    return {
+      description: `${description} (code ${codes.join(' or ')}).`,
+      headers: { ...requestIdHeader, ...extraHeaders },
+      content: jsonContent(ref('schemas', 'Error')),
+    };
+  };
+  return {
+    errorResponse,
+    /** Every code declared so far, in the order of the one list (errorStatus). */
+    declaredCodes: () => (Object.keys(errorStatus) as ErrorCode[]).filter((code) => declared.has(code)),
+  };
+}
+
+type ErrorResponse = ReturnType<typeof errorResponses>['errorResponse'];
+
+const DECLARED_CODES = /\(code ([A-Z_]+(?: or [A-Z_]+)*)\)\.$/;
+
+/** The codes an Error response's description declares (see errorResponses); none for any other response. */
+export function declaredErrorCodes(description: string): string[] {
+  return DECLARED_CODES.exec(description)?.[1]?.split(' or ') ?? [];
+}
+
+/**
+ * The answers every route may give before it runs or whatever it does: an
+ * invalid token (401), a body over the limit (413; these routes take none),
+ * a client over its rate limit (429), a time limit run out or a service
+ * that cannot be reached (503).
+ */
+const guardResponses = (errorResponse: ErrorResponse) => ({
   '401': {
     ...errorResponse(
+      ['UNAUTHENTICATED'],
       'No bearer token where one is needed, or an Authorization header that is not a valid bearer token: ' +
-        'malformed, forged, expired, or without a subject (code UNAUTHENTICATED). A token that is present is ' +
-        'never ignored.',
+        'malformed, forged, expired, or without a subject. A token that is present is never ignored',
     ),
     headers: { ...requestIdHeader, 'WWW-Authenticate': ref('headers', 'WWW-Authenticate') },
   },
+  '413': errorResponse(['PAYLOAD_TOO_LARGE'], 'A request body over the size limit; these routes take none'),
   '429': {
-    ...errorResponse('Too many requests from this client (code RATE_LIMITED).'),
+    ...errorResponse(['RATE_LIMITED'], 'Too many requests from this client'),
     headers: {
       ...requestIdHeader,
       'Retry-After': ref('headers', 'Retry-After'),
@@ -54,8 +91,9 @@ const guardResponses = () => ({
     },
   },
   '503': errorResponse(
-    'The request or one of its database statements ran past its time limit (code TIMEOUT), or the identity ' +
-      "provider's keys could not be fetched (code UNAVAILABLE). Try again.",
+    ['TIMEOUT', 'UNAVAILABLE'],
+    'The request or one of its database statements ran past its time limit (TIMEOUT), or the database or the ' +
+      "identity provider's keys could not be reached (UNAVAILABLE). Try again",
   ),
 });
 const legacyHeaders = {
@@ -63,13 +101,6 @@ const legacyHeaders = {
   Sunset: ref('headers', 'Sunset'),
   Link: ref('headers', 'LegacyLink'),
 };
-
-/** An Error response; `extraHeaders` are the ones the route adds to every answer. */
-const errorResponse = (description: string, extraHeaders: object = {}) => ({
-  description,
-  headers: { ...requestIdHeader, ...extraHeaders },
-  content: jsonContent(ref('schemas', 'Error')),
-});
 
 /** HEAD answers the same status and headers as GET, without the body. */
 function headOf<Operation extends { responses: Record<string, { description: string; headers?: object }> }>(
@@ -100,8 +131,9 @@ export function withStability<Operation extends { description: string }>(operati
   return { ...operation, 'x-stability': level.toLowerCase(), description: `${level}: ${operation.description}` };
 }
 
-export function openApiDocument(legacy: LegacyPolicy) {
+export function openApiDocument(legacy: LegacyPolicy, version: string = release.openapi.version) {
   const { sunsetDate: legacySunsetDate, sunsetAt } = legacy;
+  const { errorResponse, declaredCodes } = errorResponses();
   const afterSunset =
     legacy.afterSunset === 'gone'
       ? 'From that date on it answers 410 with an Error body (code GONE).'
@@ -138,16 +170,13 @@ export function openApiDocument(legacy: LegacyPolicy) {
         description: 'The pet is unchanged since the ETag given in If-None-Match.',
         headers: { ...requestIdHeader, ...legacyHeaders, ETag: ref('headers', 'ETag') },
       },
-      '400': errorResponse('petId is not an int64 id from 1 to 2^63-1 (code VALIDATION_FAILED).', legacyHeaders),
-      '404': errorResponse('No pet has this id (code NOT_FOUND).', legacyHeaders),
-      '406': errorResponse('The Accept header allows no JSON (code NOT_ACCEPTABLE).', legacyHeaders),
-      '410': errorResponse(
-        'The route is past its sunset date, or in a scheduled brownout before it (code GONE).',
-        legacyHeaders,
-      ),
-      '500': errorResponse('Something unexpected failed; the message is masked (code INTERNAL).', legacyHeaders),
+      '400': errorResponse(['VALIDATION_FAILED'], 'petId is not an int64 id from 1 to 2^63-1', legacyHeaders),
+      '404': errorResponse(['NOT_FOUND'], 'No pet has this id', legacyHeaders),
+      '406': errorResponse(['NOT_ACCEPTABLE'], 'The Accept header allows no JSON', legacyHeaders),
+      '410': errorResponse(['GONE'], 'The route is past its sunset date, or in a scheduled brownout before it', legacyHeaders),
+      '500': errorResponse(['INTERNAL'], 'Something unexpected failed; the message is masked', legacyHeaders),
       // Given before the route runs, so without its deprecation headers.
-      ...guardResponses(),
+      ...guardResponses(errorResponse),
     },
     // Public: no token needed, but one that is sent must be valid.
     security: [{}, { bearerAuth: [] }],
@@ -183,22 +212,30 @@ export function openApiDocument(legacy: LegacyPolicy) {
         description: 'The page is unchanged since the ETag given in If-None-Match.',
         headers: { ...requestIdHeader, ETag: ref('headers', 'ETag'), Link: ref('headers', 'NextLink') },
       },
-      '400': errorResponse('A parameter is not valid; the message names it (code VALIDATION_FAILED).'),
-      '406': errorResponse('The Accept header allows no JSON (code NOT_ACCEPTABLE).'),
-      '500': errorResponse('Something unexpected failed; the message is masked (code INTERNAL).'),
-      ...guardResponses(),
-      '403': errorResponse(`The token lacks the scope ${scopes.readOrders} (code FORBIDDEN).`),
+      '400': errorResponse(['VALIDATION_FAILED'], 'A parameter is not valid; the message names it'),
+      '406': errorResponse(['NOT_ACCEPTABLE'], 'The Accept header allows no JSON'),
+      '500': errorResponse(['INTERNAL'], 'Something unexpected failed; the message is masked'),
+      ...guardResponses(errorResponse),
+      '403': errorResponse(['FORBIDDEN'], `The token lacks the scope ${scopes.readOrders}`),
     },
     security: [{ bearerAuth: [] }],
     'x-required-scopes': [scopes.readOrders],
   }, unstableOperations.listOrders);
 
+  const responses = {
+    NotFound: errorResponse(['NOT_FOUND'], 'No such path'),
+    MethodNotAllowed: {
+      ...errorResponse(['METHOD_NOT_ALLOWED'], 'The path does not answer this method'),
+      headers: { ...requestIdHeader, Allow: ref('headers', 'Allow') },
+    },
+  };
+
   return {
     openapi: '3.0.3',
     info: {
       title: 'Petstore',
-      // The version of the last release of the contracts (contract/, `npm run contract:release`).
-      version: release.version,
+      // The REST routes' own version line: the last release of this document (contract/, `npm run contract:release`).
+      version,
       description: [
         `The REST routes kept for legacy callers of the Petstore API. The full API is GraphQL, at ${GRAPHQL_PATH}.`,
         'Every answer is JSON; every error is an Error object whose code and status are the ones GraphQL errors',
@@ -294,7 +331,8 @@ export function openApiDocument(legacy: LegacyPolicy) {
           description: 'Every error answer.',
           required: ['code', 'message', 'status'],
           properties: {
-            code: { type: 'string', enum: Object.keys(errorStatus), description: 'A machine-readable error code.' },
+            // Declared by the responses above, every one of them built by now.
+            code: { type: 'string', enum: declaredCodes(), description: 'A machine-readable error code.' },
             message: { type: 'string', description: 'A human-readable description of the error.' },
             status: { type: 'integer', minimum: 400, maximum: 599, description: 'The HTTP status code.' },
             requestId: {
@@ -410,13 +448,7 @@ export function openApiDocument(legacy: LegacyPolicy) {
           schema: { type: 'string', enum: ['GET, HEAD'] },
         },
       },
-      responses: {
-        NotFound: errorResponse('No such path (code NOT_FOUND).'),
-        MethodNotAllowed: {
-          ...errorResponse('The path does not answer this method (code METHOD_NOT_ALLOWED).'),
-          headers: { ...requestIdHeader, Allow: ref('headers', 'Allow') },
-        },
-      },
+      responses,
     },
   };
 }
