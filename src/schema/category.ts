@@ -2,7 +2,7 @@ import { scopes } from '../auth/scopes.js';
 import { builder } from '../builder.js';
 import { createCategory, deleteCategory, updateCategory } from '../domain/catalog.js';
 import { PetConnection } from './pet.js';
-import { int64Id, pagedById, pageSizes, sharedConnection } from './shared.js';
+import { changes, int64Id, pagedById, pageSizes, sharedConnection } from './shared.js';
 
 export const Category = builder.prismaObject('Category', {
   description: 'A kind of animal, such as dogs, cats or rabbits.',
@@ -73,6 +73,7 @@ builder.mutationFields((t) => ({
     authScopes: { scope: scopes.writeCatalog },
     type: Category,
     description: 'Adds a category. Its name must not be taken.',
+    ...changes(() => [{ added: 'Category' }]),
     args: { input: t.arg({ type: NewCategory, required: true, description: 'The new category.' }) },
     resolve: (_root, { input }, ctx) => createCategory(ctx.prisma, input),
   }),
@@ -80,6 +81,7 @@ builder.mutationFields((t) => ({
     authScopes: { scope: scopes.writeCatalog },
     type: Category,
     description: "Changes a category's name or description.",
+    ...changes(({ id }) => [{ changed: 'Category', id: String(id) }]),
     args: {
       id: t.arg.int64Id({ required: true, description: 'The id of the category.' }),
       input: t.arg({ type: CategoryChanges, required: true, description: 'The changes.' }),
@@ -90,6 +92,7 @@ builder.mutationFields((t) => ({
     authScopes: { scope: scopes.writeCatalog },
     type: Category,
     description: 'Removes a category; refused while any pet belongs to it. Returns the category as it was.',
+    ...changes(({ id }) => [{ removed: 'Category', id: String(id) }]),
     args: { id: t.arg.int64Id({ required: true, description: 'The id of the category.' }) },
     // The relations the operation selects are read before the row goes.
     resolve: (query, _root, { id }, ctx) => deleteCategory(ctx.prisma, id, query),

@@ -3,7 +3,8 @@ import { builder } from '../builder.js';
 import { inventorySummary, type StatusTotal, updateInventory } from '../domain/stock.js';
 import type { PetStatus as PetStatusValue } from '../generated/prisma/enums.js';
 import { PetStatus } from './pet.js';
-import { int64Id, pageSizes, sharedConnection, stability } from './shared.js';
+import { changes, int64Id, pageSizes, sharedConnection, stability } from './shared.js';
+import { TOLD_BY_EVENTS } from '../domain/changes.js';
 
 export const InventoryItem = builder.prismaObject('InventoryItem', {
   description: 'The stock of one pet.',
@@ -85,6 +86,7 @@ builder.mutationFields((t) => ({
     authScopes: { scope: scopes.writeInventory },
     type: InventoryItem,
     ...stability('BETA', "Sets a pet's stock count, creating its inventory entry if it has none."),
+    ...changes(TOLD_BY_EVENTS),
     args: {
       petId: t.arg.int64Id({ required: true, description: 'The id of the pet.' }),
       input: t.arg({ type: InventoryUpdate, required: true, description: 'The new stock count.' }),

@@ -2,7 +2,8 @@ import { scopes } from '../auth/scopes.js';
 import { builder } from '../builder.js';
 import { orderFilter } from '../domain/queries.js';
 import { cancelOrder, completeOrder, placeOrder } from '../domain/stock.js';
-import { int64Id, pageSizes, sharedConnection } from './shared.js';
+import { changes, int64Id, pageSizes, sharedConnection } from './shared.js';
+import { TOLD_BY_EVENTS } from '../domain/changes.js';
 
 export const Order = builder.prismaObject('Order', {
   description: 'An order for a pet. The spec makes every field optional; here id and petId are always set.',
@@ -78,6 +79,7 @@ builder.mutationFields((t) => ({
     type: Order,
     description:
       'Takes the stock and records the order, in one transaction; INSUFFICIENT_STOCK when there is not enough.',
+    ...changes(TOLD_BY_EVENTS),
     args: { input: t.arg({ type: PlaceOrderInput, required: true, description: 'The order.' }) },
     // What the operation selects is read in the order's transaction: the stock this order left.
     resolve: (query, _root, { input }, ctx) =>
@@ -87,6 +89,7 @@ builder.mutationFields((t) => ({
     authScopes: { scope: scopes.writeOrders },
     type: Order,
     description: 'Marks an open order complete; its ship date becomes now unless it had one.',
+    ...changes(TOLD_BY_EVENTS),
     args: { id: t.arg.int64Id({ required: true, description: 'The id of the order.' }) },
     resolve: (query, _root, { id }, ctx) => completeOrder(ctx.prisma, ctx.events, id, query),
   }),
@@ -95,6 +98,7 @@ builder.mutationFields((t) => ({
     type: Order,
     description:
       'Cancels an open order and returns its quantity to stock. Returns the order as it was; its pet as it is now.',
+    ...changes(TOLD_BY_EVENTS),
     args: { id: t.arg.int64Id({ required: true, description: 'The id of the order.' }) },
     // The order is deleted, so what the operation selects of it is loaded by the domain.
     resolve: (query, _root, { id }, ctx) => cancelOrder(ctx.prisma, ctx.events, id, query),

@@ -5,7 +5,7 @@ import { containsText } from '../domain/queries.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { DEFAULT_LEGACY_SUNSET_DATE, LEGACY_FIELD, legacyLookupDeprecation } from '../legacy.js';
 import { OrderConnection } from './order.js';
-import { int64Id, pagedById, pageSizes, sharedConnection } from './shared.js';
+import { changes, int64Id, pagedById, pageSizes, sharedConnection } from './shared.js';
 
 export const PetStatus = builder.enumType('PetStatus', {
   description: 'Status of a pet and of an inventory entry.',
@@ -170,6 +170,7 @@ builder.mutationFields((t) => ({
     authScopes: { scope: scopes.writeCatalog },
     type: Pet,
     description: 'Adds a pet to an existing category.',
+    ...changes(() => [{ added: 'Pet' }]),
     args: { input: t.arg({ type: NewPet, required: true, description: 'The new pet.' }) },
     resolve: (_root, { input }, ctx) =>
       createPet(ctx.prisma, { ...input, categoryId: input.categoryId }),
@@ -178,6 +179,7 @@ builder.mutationFields((t) => ({
     authScopes: { scope: scopes.writeCatalog },
     type: Pet,
     description: "Changes a pet's name, category or (when it has no stock entry) status.",
+    ...changes(({ id, input }) => [{ changed: 'Pet', id: String(id), fields: Object.keys(input ?? {}) }]),
     args: {
       id: t.arg.int64Id({ required: true, description: 'The id of the pet.' }),
       input: t.arg({ type: PetChanges, required: true, description: 'The changes.' }),
@@ -195,6 +197,12 @@ builder.mutationFields((t) => ({
     description:
       'Removes a pet with its stock entry and finished orders; refused while it has an open order. ' +
       'Returns the pet as it was.',
+    // Its stock entry and its finished orders go with it.
+    ...changes(({ id }) => [
+      { removed: 'Pet', id: String(id) },
+      { removed: 'InventoryItem', id: String(id) },
+      { removed: 'Order', ofPet: String(id) },
+    ]),
     args: { id: t.arg.int64Id({ required: true, description: 'The id of the pet.' }) },
     // The relations the operation selects are read before the row goes.
     resolve: (query, _root, { id }, ctx) => deletePet(ctx.prisma, id, query),

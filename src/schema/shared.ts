@@ -1,5 +1,6 @@
 import type { ObjectRef, SchemaTypes } from '@pothos/core';
 import { builder, type StabilityLevel } from '../builder.js';
+import type { ChangeDeclaration } from '../domain/changes.js';
 import { checkPageSize, type PageArgs, pageSize } from '../pothos-plugins/paging.js';
 
 /** Every list's page sizes: 20 unless asked, at most 100 (the arguments are checked by the paging plugin). */
@@ -24,6 +25,14 @@ export function stability(level: StabilityLevel, description: string) {
     description: `${stabilityWord[level]}: ${description}`,
     directives: { stability: { level } },
   } as const;
+}
+
+/**
+ * What a mutation changes (src/domain/changes.ts), declared beside it as a field extension: the
+ * response cache reads it to know which answers the write outdates.
+ */
+export function changes(declaration: ChangeDeclaration) {
+  return { extensions: { changes: declaration } } as const;
 }
 
 /**

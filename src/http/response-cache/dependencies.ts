@@ -16,6 +16,7 @@ import {
   Kind,
   type SelectionSetNode,
 } from 'graphql';
+import { type Change, type ChangeDeclaration, changesOfEvent, TOLD_BY_EVENTS } from '../../domain/changes.js';
 import type { DomainEvent } from '../../domain/events.js';
 
 /**
@@ -239,7 +240,11 @@ function forEachField(
   }
 }
 
-/** What one write changed: from the mutation fields' arguments, and from the events it published. */
+/**
+ * What one write changed, as tags: from what each mutation field declares it changes (beside it in
+ * the schema, src/domain/changes.ts), and from the events it published. A field that declares
+ * nothing, or whose arguments cannot be read, outdates every answer.
+ */
 export function writeTags(
   schema: GraphQLSchema,
   document: DocumentNode,
@@ -248,11 +253,6 @@ export function writeTags(
   events: DomainEvent[],
 ): Set<string> {
   const tags = new Set<string>([ANY_WRITE]);
-  const changed = (type: string, id?: unknown) => {
-    tags.add(`${type}:list`);
-    tags.add(`${type}:any`);
-    if (id !== undefined && id !== null) tags.add(`${type}:${String(id)}`);
-  };
   const operation = getOperationAST(document, operationName);
   const mutation = schema.getMutationType();
   if (!operation || !mutation) return new Set([ANY_WRITE, EVERYTHING]);
@@ -264,6 +264,12 @@ export function writeTags(
     }
     const field = fields[selection.name.value];
     if (!field) continue;
+    const declared = field.extensions.changes as ChangeDeclaration | undefined;
+    if (declared === undefined) {
+      tags.add(EVERYTHING);
+      continue;
+    }
+    if (declared === TOLD_BY_EVENTS) continue;
     let args: Record<string, unknown>;
     try {
       args = getArgumentValues(field, selection, variables);
@@ -271,58 +277,32 @@ export function writeTags(
       tags.add(EVERYTHING);
       continue;
     }
-    switch (field.name) {
-      case 'createCategory':
-        changed('Category');
-        break;
-      case 'updateCategory':
-      case 'deleteCategory':
-        changed('Category', args.id);
-        break;
-      case 'createPet':
-        changed('Pet');
-        break;
-      case 'updatePet': {
-        // A rename moves a pet only in lists ordered or filtered by name; a new category or status
-        // moves it in and out of lists.
-        tags.add(`Pet:${String(args.id)}`);
-        tags.add('Pet:any');
-        const changes = Object.keys((args.input ?? {}) as Record<string, unknown>);
-        if (changes.includes('name')) {
-          tags.add('Pet:list:name');
-          // Resolved to the pet's category by the caller (resolveWriteTags) before it is stamped.
-          tags.add(`${RENAMED_PET}${String(args.id)}`);
-        }
-        if (changes.some((change) => change !== 'name')) tags.add('Pet:list');
-        break;
-      }
-      case 'deletePet':
-        // Its stock entry and its finished orders go with it.
-        changed('Pet', args.id);
-        changed('InventoryItem', args.id);
-        tags.add('Order:*');
-        changed('Order');
-        tags.add(`Order:list@petId=${String(args.id)}`);
-        break;
-      case 'placeOrder':
-      case 'cancelOrder':
-      case 'completeOrder':
-      case 'updateInventory':
-        // What these change (the order, the pet's stock, its status) is told by their events.
-        break;
-      default:
-        tags.add(EVERYTHING);
-    }
+    for (const change of declared(args)) addChangeTags(tags, change);
   }
-  for (const event of events) {
-    if (event.type === 'inventoryChanged') changed('InventoryItem', event.payload.petId);
-    else if (event.type === 'orderChanged') {
-      changed('Order', event.payload.order.id);
-      tags.add(`Order:list@petId=${event.payload.order.petId}`);
-    }
-    else changed('Pet', event.payload.pet.id);
-  }
+  for (const event of events) for (const change of changesOfEvent(event)) addChangeTags(tags, change);
   return tags;
+}
+
+/** The tags a change outdates (see the tags at the top of this file). */
+function addChangeTags(tags: Set<string>, change: Change) {
+  const type = 'added' in change ? change.added : 'changed' in change ? change.changed : change.removed;
+  tags.add(`${type}:any`);
+  if ('added' in change) {
+    tags.add(`${type}:list`);
+    return;
+  }
+  if (change.id !== undefined) tags.add(`${type}:${change.id}`);
+  // Rows not named (a pet's orders going with it): every answer holding one of its type.
+  else tags.add(`${type}:*`);
+  if (change.ofPet !== undefined) tags.add(`${type}:list@petId=${change.ofPet}`);
+  const fields = 'changed' in change ? change.fields : undefined;
+  if (fields === undefined || fields.some((field) => field !== 'name')) tags.add(`${type}:list`);
+  if (type === 'Pet' && change.id !== undefined && fields?.includes('name')) {
+    // A rename moves a pet only in lists ordered or filtered by name: those of its category, which
+    // resolveWriteTags reads after the write.
+    tags.add('Pet:list:name');
+    tags.add(`${RENAMED_PET}${change.id}`);
+  }
 }
 
 /**
