@@ -27,7 +27,7 @@ import { createRestRouter } from './http/transports/rest.js';
 import { serveGraphQLOverWebSocket } from './http/transports/websocket.js';
 import type { TrustedDocumentsOptions } from './http/plugins/use-trusted-documents.js';
 import type { GatewayEnv } from './http/types.js';
-import { type Metrics, watchResponseCache } from './observability/metrics.js';
+import type { Metrics } from './observability/metrics.js';
 import type { OutageLog } from './observability/outages.js';
 import type { RedisHealth } from './observability/redis-health.js';
 
@@ -83,16 +83,7 @@ export function createGateway(options: GatewayOptions) {
   // One per gateway: reads of single rows by id from concurrent requests become one statement.
   const lookups = createLookups();
   const responseCache = options.responseCache
-    ? watchResponseCache(
-        metrics,
-        createResponseCache({
-          ...options.responseCache,
-          redis: options.redis,
-          logger,
-          countLookup: (result) => metrics.responseCacheLookups.inc({ result }),
-          caches: metrics.caches,
-        }),
-      )
+    ? createResponseCache({ ...options.responseCache, redis: options.redis, logger, metrics })
     : undefined;
   const graphql = createGraphQLHandler({ ...options, legacy, lookups, responseCache });
   const rateLimiter = createRateLimiter({

@@ -98,13 +98,6 @@ export function createMetrics(options: MetricsOptions = {}) {
       inc: (labels: { target: string; client: string; reason: string }) =>
         legacyRefusals.inc({ ...labels, client: client(labels.client) }),
     },
-    responseCacheLookups: new Counter({
-      name: 'petstore_response_cache_lookups_total',
-      help:
-        'GraphQL queries looked up in the response cache, by result: hit, miss, outdated (kept but outdated by a write, then executed), shared (the answer of an identical request executing at the time).',
-      labelNames: ['result'] as const,
-      registers: [registry],
-    }),
     executions: new Counter({
       name: 'petstore_graphql_executions_total',
       help: 'GraphQL operations executed, by engine: compiled (graphql-jit) or graphql-js.',
@@ -155,27 +148,6 @@ export function watchReplicas(metrics: Metrics, replicas: { status(): ReplicaSta
       }
     },
   });
-}
-
-/** The response cache's size (answers kept, and the bytes of their JSON), read when Prometheus scrapes. Returns the cache. */
-export function watchResponseCache<T extends { stats(): { entries: number; bytes: number } }>(metrics: Metrics, cache: T): T {
-  new Gauge({
-    name: 'petstore_response_cache_entries',
-    help: 'Answers the response cache keeps right now.',
-    registers: [metrics.registry],
-    collect() {
-      this.set(cache.stats().entries);
-    },
-  });
-  new Gauge({
-    name: 'petstore_response_cache_bytes',
-    help: 'The size of the answers the response cache keeps right now (their JSON).',
-    registers: [metrics.registry],
-    collect() {
-      this.set(cache.stats().bytes);
-    },
-  });
-  return cache;
 }
 
 /** Database pool use, read when Prometheus scrapes. */

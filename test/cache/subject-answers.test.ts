@@ -1,7 +1,7 @@
 import { createSchema, createYoga } from 'graphql-yoga';
 import { describe, expect, it } from 'vitest';
 import type { Principal } from '../../src/auth/scopes.js';
-import { useResponseCache } from '../../src/http/plugins/use-response-cache.js';
+import { useResponseCache } from '../../src/http/response-cache/use-response-cache.js';
 import { createResponseCache } from '../../src/http/response-cache/store.js';
 import type { CacheNote } from '../../src/http/types.js';
 

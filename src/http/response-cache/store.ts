@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Principal } from '../../auth/scopes.js';
 import type { Logger } from '../../logger.js';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import { boundedCache, type CacheMetrics } from '../../observability/caches.js';
 import { createWriteVersions, type Snapshot, type WriteVersions } from './versions.js';
 
@@ -47,8 +48,8 @@ export interface ResponseCacheOptions {
   redis?: Redis;
   keyPrefix: string;
   logger: Pick<Logger, 'warn'>;
-  countLookup?: (result: LookupResult) => void;
-  caches?: CacheMetrics;
+  /** Where its lookups, size and bounds are reported (petstore_response_cache_*, petstore_cache_*). */
+  metrics?: { registry: Registry; caches: CacheMetrics };
 }
 
 export interface ResponseCache {
@@ -57,7 +58,6 @@ export interface ResponseCache {
   /** The key of a request: what the caller sent, and who may share its answer. */
   keyOf(request: { principal: Principal; method: string; search: string; accept: string; contentType: string; body: string }): string;
   lookup(key: string): Promise<Lookup>;
-  stats(): { entries: number; bytes: number };
 }
 
 /** How long Redis may take to tell the write log before the request goes uncached. */
@@ -71,16 +71,16 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     rememberMs: options.ttlMs * 2 + 60_000,
     timeoutMs: REDIS_TIMEOUT_MS,
     logger: options.logger,
-    caches: options.caches,
+    caches: options.metrics?.caches,
   });
   const entries = boundedCache<string, CachedAnswer>(
     'response_cache',
     { maxEntries: options.maxEntries, maxBytes: options.maxBytes },
-    options.caches,
+    options.metrics?.caches,
     { ttlMs: options.ttlMs, sizeOf: (answer) => answer.body.length },
   );
   const running = new Map<string, { since: Snapshot; answer: Promise<CachedAnswer | undefined> }>();
-  const count = options.countLookup ?? (() => undefined);
+  const count = options.metrics ? watch(options.metrics.registry, () => ({ entries: entries.size, bytes: entries.calculatedSize })) : () => undefined;
   const sameLog = (a: Snapshot, b: Snapshot) => a.epoch === b.epoch && a.shared === b.shared && a.local === b.local;
 
   return {
@@ -131,7 +131,36 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
         },
       };
     },
-
-    stats: () => ({ entries: entries.size, bytes: entries.calculatedSize }),
   };
+}
+
+/**
+ * The cache's own metrics: its lookups by result, and its size (answers kept, and the bytes of their
+ * JSON) read when Prometheus scrapes. Returns the counter of lookups.
+ */
+function watch(registry: Registry, stats: () => { entries: number; bytes: number }): (result: LookupResult) => void {
+  const lookups = new Counter({
+    name: 'petstore_response_cache_lookups_total',
+    help:
+      'GraphQL queries looked up in the response cache, by result: hit, miss, outdated (kept but outdated by a write, then executed), shared (the answer of an identical request executing at the time).',
+    labelNames: ['result'] as const,
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'petstore_response_cache_entries',
+    help: 'Answers the response cache keeps right now.',
+    registers: [registry],
+    collect() {
+      this.set(stats().entries);
+    },
+  });
+  new Gauge({
+    name: 'petstore_response_cache_bytes',
+    help: 'The size of the answers the response cache keeps right now (their JSON).',
+    registers: [registry],
+    collect() {
+      this.set(stats().bytes);
+    },
+  });
+  return (result) => lookups.inc({ result });
 }

@@ -1,5 +1,4 @@
 import type { Context } from 'hono';
-import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { GraphQLContext } from '../../builder.js';
@@ -25,15 +24,17 @@ import { useReadRouting } from '../plugins/use-read-routing.js';
 import { useRequestChecks } from '../plugins/use-request-checks.js';
 import { useQueryLimits } from '../plugins/use-query-limits.js';
 import { useRequestDeadline } from '../plugins/use-request-deadline.js';
-import { mayBeCached, useResponseCache } from '../plugins/use-response-cache.js';
-import type { Lookup, ResponseCache } from '../response-cache/store.js';
+import { answerWithCache } from '../response-cache/serve.js';
+import type { ResponseCache } from '../response-cache/store.js';
+import { mayBeCached, useResponseCache } from '../response-cache/use-response-cache.js';
+import { passOn } from '../answer.js';
 import { useRoundedIdRefusal } from '../plugins/use-rounded-id-refusal.js';
 import { useSubscriptionTokenExpiry } from '../plugins/use-subscription-token-expiry.js';
 import { type TrustedDocumentsOptions, useTrustedDocuments } from '../plugins/use-trusted-documents.js';
 import { useVariablePageCost } from '../plugins/use-variable-page-cost.js';
 import { refusal } from '../refusal.js';
 import { GRAPHQL_PATH } from '../routes.js';
-import type { CacheNote, GatewayEnv, RequestContext } from '../types.js';
+import type { GatewayEnv, RequestContext } from '../types.js';
 
 export interface GraphQLOptions {
   prisma: PrismaClient;
@@ -150,15 +151,7 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
   });
 }
 
-/** Answers yoga writes whole (a JSON result); streamed ones (SSE, multipart) are passed on as they are. */
-const WHOLE_ANSWER = /^application\/(graphql-response\+)?json\b/;
-
-/**
- * The hono handler of /graphql. Yoga's whole answers go out as a hono string
- * body: one write (node-server's fast path, which the headers the middlewares
- * add after the handler keep), where yoga's own Response object would be read
- * back through a web stream.
- */
+/** The hono handler of /graphql: yoga, behind the response cache when it is on. */
 export function serveGraphQL(yoga: GraphQLHandler, cache?: ResponseCache) {
   return async (c: Context<GatewayEnv>) => {
     if (c.req.method === 'PUT') {
@@ -186,58 +179,3 @@ export function serveGraphQL(yoga: GraphQLHandler, cache?: ResponseCache) {
   };
 }
 
-async function passOn(c: Context<GatewayEnv>, response: Response) {
-  if (!WHOLE_ANSWER.test(response.headers.get('content-type') ?? '')) return response;
-  return wholeAnswer(c, response, await response.text());
-}
-
-/** Yoga's whole answer, already read as `text`, with its status and headers. */
-function wholeAnswer(c: Context<GatewayEnv>, response: Response, text: string) {
-  const headers: Record<string, string> = {};
-  response.headers.forEach((value, name) => {
-    headers[name] = value;
-  });
-  return c.body(text, response.status as ContentfulStatusCode, headers);
-}
-
-/**
- * A GET or POST with the response cache on: a request sent before by a caller with the same
- * scopes, whose answer is kept and current, is answered from memory before GraphQL runs;
- * otherwise GraphQL answers it, and what the plugin noted as one to keep is kept. A batch (a
- * JSON array) is never kept: its parts would share one note.
- */
-async function answerWithCache(c: Context<GatewayEnv>, yoga: GraphQLHandler, cache: ResponseCache, serverContext: RequestContext) {
-  const body = c.req.method === 'POST' ? await c.req.text() : '';
-  // The body is read: GraphQL gets a request of its own that carries it.
-  const forward = () => (c.req.method === 'POST' ? new Request(c.req.url, { method: 'POST', headers: c.req.raw.headers, body }) : c.req.raw);
-  if (/^\s*\[/.test(body)) return passOn(c, await yoga.fetch(forward(), serverContext));
-  const query = c.req.url.indexOf('?');
-  const key = cache.keyOf({
-    principal: serverContext.principal,
-    method: c.req.method,
-    search: query === -1 ? '' : c.req.url.slice(query),
-    accept: c.req.header('accept') ?? '',
-    contentType: c.req.header('content-type') ?? '',
-    body,
-  });
-  const lookup = await cache.lookup(key);
-  if (lookup.kind === 'hit') {
-    if (serverContext.trace) serverContext.trace.operation = lookup.answer.operation;
-    return c.body(lookup.answer.body, lookup.answer.status as ContentfulStatusCode, { 'content-type': lookup.answer.contentType });
-  }
-  const note: CacheNote = {};
-  let kept: Parameters<Extract<Lookup, { kind: 'miss' }>['finish']>[0];
-  try {
-    const response = await yoga.fetch(forward(), { ...serverContext, ...(lookup.kind === 'miss' ? { cacheNote: note } : {}) });
-    const contentType = response.headers.get('content-type') ?? '';
-    if (!WHOLE_ANSWER.test(contentType)) return response;
-    const text = await response.text();
-    if (note.tags && response.status === 200) {
-      kept = { body: text, status: response.status, contentType, operation: serverContext.trace?.operation, tags: note.tags };
-    }
-    return wholeAnswer(c, response, text);
-  } finally {
-    // Always: requests waiting for this one's answer go on, with it or without.
-    if (lookup.kind === 'miss') lookup.finish(kept, note.query === true);
-  }
-}

@@ -2,10 +2,10 @@ import { type DocumentNode, getOperationAST, visit } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { GraphQLContext } from '../../builder.js';
 import type { DomainEvent, EventPublisher } from '../../domain/events.js';
-import { answerTags, resolveWriteTags, writeTags } from '../response-cache/dependencies.js';
-import type { ResponseCache } from '../response-cache/store.js';
+import { answerTags, resolveWriteTags, writeTags } from './dependencies.js';
+import type { ResponseCache } from './store.js';
 import type { RequestContext } from '../types.js';
-import { operationFacts } from './operation-facts.js';
+import { operationFacts } from '../plugins/operation-facts.js';
 
 type Context = GraphQLContext & RequestContext;
 
@@ -32,8 +32,7 @@ export function mayBeCached(document: DocumentNode, operationName?: string | nul
 
 /**
  * The response cache's part inside GraphQL (the answers themselves are kept
- * and given by the HTTP layer, src/http/response-cache/store.ts, before GraphQL
- * runs):
+ * and given by the HTTP layer, serve.ts, before GraphQL runs):
  *
  * - every mutation stamps what it changed in the write log before it answers,
  *   even one that failed (a write that committed and then failed to answer

@@ -1,0 +1,52 @@
+import type { Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { isWholeAnswer, passOn, wholeAnswer } from '../answer.js';
+import type { CacheNote, GatewayEnv, RequestContext } from '../types.js';
+import type { Lookup, ResponseCache } from './store.js';
+
+/** What serving needs of GraphQL: yoga, answering a request with the gateway's server context. */
+interface GraphQL {
+  fetch(request: Request, context: RequestContext): Promise<Response> | Response;
+}
+
+/**
+ * A GET or POST with the response cache on: a request sent before by a caller with the same
+ * scopes, whose answer is kept and current, is answered from memory before GraphQL runs;
+ * otherwise GraphQL answers it, and what the plugin noted as one to keep is kept. A batch (a
+ * JSON array) is never kept: its parts would share one note.
+ */
+export async function answerWithCache(c: Context<GatewayEnv>, yoga: GraphQL, cache: ResponseCache, serverContext: RequestContext) {
+  const body = c.req.method === 'POST' ? await c.req.text() : '';
+  // The body is read: GraphQL gets a request of its own that carries it.
+  const forward = () => (c.req.method === 'POST' ? new Request(c.req.url, { method: 'POST', headers: c.req.raw.headers, body }) : c.req.raw);
+  if (/^\s*\[/.test(body)) return passOn(c, await yoga.fetch(forward(), serverContext));
+  const query = c.req.url.indexOf('?');
+  const key = cache.keyOf({
+    principal: serverContext.principal,
+    method: c.req.method,
+    search: query === -1 ? '' : c.req.url.slice(query),
+    accept: c.req.header('accept') ?? '',
+    contentType: c.req.header('content-type') ?? '',
+    body,
+  });
+  const lookup = await cache.lookup(key);
+  if (lookup.kind === 'hit') {
+    if (serverContext.trace) serverContext.trace.operation = lookup.answer.operation;
+    return c.body(lookup.answer.body, lookup.answer.status as ContentfulStatusCode, { 'content-type': lookup.answer.contentType });
+  }
+  const note: CacheNote = {};
+  let kept: Parameters<Extract<Lookup, { kind: 'miss' }>['finish']>[0];
+  try {
+    const response = await yoga.fetch(forward(), { ...serverContext, ...(lookup.kind === 'miss' ? { cacheNote: note } : {}) });
+    const contentType = response.headers.get('content-type') ?? '';
+    if (!isWholeAnswer(contentType)) return response;
+    const text = await response.text();
+    if (note.tags && response.status === 200) {
+      kept = { body: text, status: response.status, contentType, operation: serverContext.trace?.operation, tags: note.tags };
+    }
+    return wholeAnswer(c, response, text);
+  } finally {
+    // Always: requests waiting for this one's answer go on, with it or without.
+    if (lookup.kind === 'miss') lookup.finish(kept, note.query === true);
+  }
+}
