@@ -367,6 +367,26 @@ export interface Config {
   shutdownDrainMs: number;
 }
 
+/**
+ * The settings the gateway's request path reads, handed to createGateway as one object: a new
+ * setting of a plugin is read where the plugin is composed, and passes through nothing in between.
+ */
+export type GatewaySettings = Pick<
+  Config,
+  | 'limits'
+  | 'responseCache'
+  | 'graphiql'
+  | 'introspection'
+  | 'corsOrigins'
+  | 'trustProxy'
+  | 'legacy'
+  | 'compiledExecution'
+  | 'documentCache'
+  | 'persistedQueries'
+  | 'trustedDocuments'
+  | 'metrics'
+>;
+
 function authSettings(settings: z.output<typeof environmentSchema>): AuthSettings | string[] {
   const { AUTH_JWT_SECRET: secret, AUTH_JWKS_URL: url, AUTH_ISSUER: issuer, AUTH_AUDIENCE: audience } = settings;
   if (secret && url) return ['Set AUTH_JWT_SECRET or AUTH_JWKS_URL, not both'];

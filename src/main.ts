@@ -8,16 +8,14 @@ import { Redis } from 'ioredis';
 import { tokenKeys } from './auth/keys.js';
 import { createTokenVerifier } from './auth/tokens.js';
 import { ConfigError, loadConfig, redisOptions } from './config.js';
-import { createDatabase, createStatementNames } from './database/client.js';
-import { createReadRouting } from './database/replicas.js';
+import { EmbeddedDatabaseInUseError } from './database/embedded.js';
+import { type Databases, DatabaseStartError, openDatabases } from './database/open.js';
 import { createEventBus } from './events/bus.js';
 import { checkReadiness } from './observability/health.js';
-import { createMetrics, watchPool, watchReplicas } from './observability/metrics.js';
+import { createMetrics, watchDatabases } from './observability/metrics.js';
 import { outageLog } from './observability/outages.js';
 import { watchRedis } from './observability/redis-health.js';
-import { type EmbeddedPostgres, EmbeddedDatabaseInUseError, startEmbeddedPostgres } from './database/embedded.js';
 import { createLogger } from './logger.js';
-import { applyPendingMigrations } from './migrations/migrations.js';
 import { seedDemoData } from './seed/demo-data.js';
 import { createGateway } from './server.js';
 
@@ -41,90 +39,22 @@ function cannotStart(reason: string, error?: unknown): never {
   process.exit(1);
 }
 
-/** Where the database is, for the log: host, port and database name, never the user or password. */
-function describeError(error: unknown): string {
-  return error instanceof Error ? error.message.split('\n')[0]! : String(error);
-}
-
-function databaseAddress(url: string): string {
-  const parsed = new URL(url);
-  return `${parsed.hostname}:${parsed.port || 5432}${parsed.pathname}`;
-}
-
-let embedded: EmbeddedPostgres | undefined;
-if (!config.databaseUrl) {
-  try {
-    embedded = await startEmbeddedPostgres(config.dataDir, { idleTimeoutMs: config.embeddedIdleTimeoutMs });
-  } catch (error) {
-    if (error instanceof EmbeddedDatabaseInUseError) cannotStart(error.message, error);
-    throw error;
-  }
-  logger.info({ dataDir: config.dataDir, firstStart: embedded.created }, 'embedded PostgreSQL (PGlite) started');
-}
-const databaseUrl = config.databaseUrl ?? (embedded as EmbeddedPostgres).url;
-
-if (config.migrateOnStart) {
-  try {
-    const applied = await applyPendingMigrations(databaseUrl);
-    logger.info({ applied }, applied.length ? 'migrations applied' : 'database schema is current');
-  } catch (error) {
-    cannotStart(`the migrations could not be applied to ${databaseAddress(databaseUrl)} (${describeError(error)})`, error);
-  }
-}
-
-const databaseOutage = outageLog(logger, 'database', 'requests are answered 503 UNAVAILABLE with Retry-After meanwhile');
-// The primary and each streaming replica get a pool of the same size, with the same time bounds and
-// one set of statement names (a read may borrow a primary connection when its replica is down).
-const databaseSettings = {
-  poolSize: config.databasePoolSize,
-  preparedStatements: config.databasePreparedStatements,
-  statementNames: createStatementNames(config.databasePreparedStatements),
-  // PgBouncer refuses startup parameters: there the timeout is the database's own setting (checked below).
-  statementTimeoutMs: config.databasePooler === 'pgbouncer' ? undefined : config.limits.statementTimeoutMs,
-  timeouts: config.limits.database,
-  queryPlanCacheMaxEntries: config.prismaQueryPlanCacheMaxEntries,
-};
 const metrics = createMetrics();
-const { prisma, pool } = createDatabase({
-  url: databaseUrl,
-  ...databaseSettings,
-  onConnect: () => databaseOutage.recovered(),
-  onCancel: () => metrics.statementsCancelled.inc(),
-});
-if (config.databasePooler === 'pgbouncer') {
-  // Behind PgBouncer nothing per session can be set, so say so when PostgreSQL would let statements run unbounded.
-  const shown = await prisma.$queryRaw<Array<{ statement_timeout: string }>>`SHOW statement_timeout`.catch(() => []);
-  if (shown[0]?.statement_timeout === '0') {
-    logger.warn(
-      { setting: 'DATABASE_STATEMENT_TIMEOUT_MS' },
-      "behind PgBouncer the statement timeout is the database's own, and it is off: set it with ALTER ROLE … SET statement_timeout",
-    );
-  }
+const databaseOutage = outageLog(logger, 'database', 'requests are answered 503 UNAVAILABLE with Retry-After meanwhile');
+let databases: Databases;
+try {
+  databases = await openDatabases(config, logger, {
+    onConnect: () => databaseOutage.recovered(),
+    onCancel: () => metrics.statementsCancelled.inc(),
+    countRead: (server) => metrics.databaseReads.inc({ server }),
+  });
+} catch (error) {
+  if (error instanceof DatabaseStartError || error instanceof EmbeddedDatabaseInUseError) cannotStart(error.message, error);
+  throw error;
 }
-// Streaming replicas take the reads.
-// Bounded by their settings; Prisma does not tell how many plans it keeps, so only its bound is shown.
-metrics.caches.watch('prepared_statement_names', {
-  bounds: { maxEntries: databaseSettings.statementNames.max },
-  entries: () => databaseSettings.statementNames.size,
-});
-metrics.caches.watch('prisma_query_plans', { bounds: { maxEntries: config.prismaQueryPlanCacheMaxEntries }, entries: () => undefined });
-const replicas = config.databaseReplicas.urls.map((url) => ({
-  name: databaseAddress(url),
-  ...createDatabase({ url, ...databaseSettings, onCancel: () => metrics.statementsCancelled.inc() }),
-}));
-const readRouting = createReadRouting({
-  primary: { prisma, pool },
-  replicas,
-  maxLagMs: config.databaseReplicas.maxLagMs,
-  checkIntervalMs: config.databaseReplicas.checkIntervalMs,
-  countRead: (server) => metrics.databaseReads.inc({ server }),
-  onChange: (replica, previous) => {
-    const line = { replica: replica.name, state: replica.state, was: previous, lagSeconds: replica.lagSeconds };
-    if (replica.state === 'in rotation') logger.info(line, 'read replica in rotation');
-    else logger.warn(line, 'read replica out of rotation: its reads go to the primary');
-  },
-});
-if (readRouting.enabled) watchReplicas(metrics, readRouting);
+watchDatabases(metrics, databases, config.prismaQueryPlanCacheMaxEntries);
+const { prisma } = databases.primary;
+const { embedded, readRouting } = databases;
 
 // The embedded database gets the demo data once: on its first start, or on the
 // first start after `npm run db:migrate` created it (a real server never).
@@ -166,32 +96,18 @@ const events = createEventBus(config.redisUrl, {
   // watchRedis logs an outage once, with all it costs.
   reportOutages: false,
 });
-watchPool(metrics, pool);
 
 const gateway = createGateway({
+  settings: config,
   prisma,
   readRouting,
   logger,
   events,
   metrics,
   verifyToken,
-  limits: config.limits,
   redis,
-  responseCache: config.responseCache,
-  introspection: config.introspection,
-  corsOrigins: config.corsOrigins,
-  trustProxy: config.trustProxy,
-  compiledExecution: config.compiledExecution,
-  documentCache: config.documentCache,
-  trustedDocuments:
-    config.trustedDocuments.mode === 'off'
-      ? undefined
-      : { mode: config.trustedDocuments.mode, documents: config.trustedDocuments.documents, registered: config.persistedQueries },
   databaseOutage,
   redisHealth,
-  metricsEndpoint: { ownPort: config.metrics.port !== undefined, token: config.metrics.token },
-  graphiql: config.graphiql,
-  legacy: config.legacy,
 });
 
 const server = serve({ fetch: gateway.app.fetch, hostname: config.host, port: config.port }, async (address) => {
@@ -200,8 +116,8 @@ const server = serve({ fetch: gateway.app.fetch, hostname: config.host, port: co
   const readiness = await checkReadiness(prisma);
   const started = {
     url,
-    database: databaseAddress(databaseUrl),
-    ...(replicas.length > 0 ? { replicas: replicas.map((replica) => replica.name) } : {}),
+    database: databases.address,
+    ...(databases.replicas.length > 0 ? { replicas: databases.replicas.map((replica) => replica.name) } : {}),
     graphiql: config.graphiql,
     introspection: config.introspection,
     startupMs: Math.round(performance.now() - startedAt),
@@ -297,11 +213,9 @@ async function shutdown(signal: string) {
   await closed;
   clearTimeout(grace);
   // A request cut above may still be waiting on the database: its connection is not waited for long.
-  readRouting.stop();
-  await Promise.race([Promise.all([prisma.$disconnect(), ...replicas.map((replica) => replica.prisma.$disconnect())]), delay(1_000)]);
+  await databases.close();
   redisHealth?.stop();
   redis?.disconnect();
-  await embedded?.stop();
   logger.info({ cut }, cut ? 'stopped; requests still running at the end of the grace period were cut' : 'stopped');
   process.exit(cut ? 1 : 0);
 }

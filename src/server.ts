@@ -3,12 +3,12 @@ import { Hono } from 'hono';
 import { cors } from 'hono/cors';
 import type { Redis } from 'ioredis';
 import type { TokenVerifier } from './auth/tokens.js';
-import type { CacheBounds, CompiledExecutionSettings, Limits, ResponseCacheSettings, TrustProxy } from './config.js';
+import type { GatewaySettings } from './config.js';
 import type { PrismaClient } from './database/client.js';
 import type { ReadRouting } from './database/replicas.js';
 import { createLookups } from './domain/lookups.js';
 import type { EventBus } from './events/bus.js';
-import { type LegacySettings, legacyPolicy } from './legacy.js';
+import { legacyPolicy } from './legacy.js';
 import type { Logger } from './logger.js';
 import { authenticate, refuseInvalidTokens } from './http/middleware/authenticate.js';
 import { limitBody } from './http/middleware/body-limit.js';
@@ -32,6 +32,8 @@ import type { OutageLog } from './observability/outages.js';
 import type { RedisHealth } from './observability/redis-health.js';
 
 export interface GatewayOptions {
+  /** What the settings say (src/config.ts); tests build them from the defaults too. */
+  settings: GatewaySettings;
   prisma: PrismaClient;
   /** Reads on streaming replicas with read-your-writes (DATABASE_REPLICA_URLS); all on `prisma` when absent. */
   readRouting?: ReadRouting;
@@ -39,29 +41,12 @@ export interface GatewayOptions {
   events: EventBus;
   metrics: Metrics;
   verifyToken: TokenVerifier;
-  limits: Limits;
   /** Shares rate limits (and the response cache's write log) between instances when given. */
   redis?: Redis;
-  /** Query answers kept per scope set until a write they depend on, or `ttlMs`; off when absent. */
-  responseCache?: ResponseCacheSettings;
-  graphiql: boolean;
-  introspection: boolean;
-  corsOrigins: string[];
-  /** Which proxies may name the client's address (X-Forwarded-For); none when absent. */
-  trustProxy?: TrustProxy;
   /** Logs a database outage once (its start and its end) rather than per failed request. */
   databaseOutage?: OutageLog;
   /** Whether Redis answers: /readyz says `degraded` (still 200) while it does not. */
   redisHealth?: RedisHealth;
-  /** /metrics on a port of its own (then not on the API's), and the bearer token it asks for, if any. */
-  metricsEndpoint?: { ownPort: boolean; token?: string };
-  legacy: LegacySettings;
-  /** Compile the documents that earn it with graphql-jit (GRAPHQL_COMPILE_*); graphql-js for all when absent. */
-  compiledExecution?: CompiledExecutionSettings;
-  /** Parsed documents kept (GRAPHQL_DOCUMENT_CACHE_*); their defaults when absent. */
-  documentCache?: CacheBounds;
-  /** Which documents are run (TRUSTED_DOCUMENTS); any when absent. */
-  trustedDocuments?: TrustedDocumentsOptions;
 }
 
 /**
@@ -72,8 +57,8 @@ export interface GatewayOptions {
  * compatibility routes, and the spec's Error body for anything else.
  */
 export function createGateway(options: GatewayOptions) {
-  const { logger, metrics } = options;
-  const legacy = legacyPolicy(options.legacy, { successor: GRAPHQL_PATH, policy: OPENAPI_PATH }, (refusal) => {
+  const { logger, metrics, settings } = options;
+  const legacy = legacyPolicy(settings.legacy, { successor: GRAPHQL_PATH, policy: OPENAPI_PATH }, (refusal) => {
     metrics.legacyRefusals.inc({ target: refusal.target, client: refusal.client, reason: refusal.reason });
     logger.warn(
       { target: refusal.target, client: refusal.client, requestId: refusal.requestId, reason: refusal.reason, until: refusal.until },
@@ -82,17 +67,23 @@ export function createGateway(options: GatewayOptions) {
   });
   // One per gateway: reads of single rows by id from concurrent requests become one statement.
   const lookups = createLookups();
-  const responseCache = options.responseCache
-    ? createResponseCache({ ...options.responseCache, redis: options.redis, logger, metrics })
+  const responseCache = settings.responseCache
+    ? createResponseCache({ ...settings.responseCache, redis: options.redis, logger, metrics })
     : undefined;
-  const graphql = createGraphQLHandler({ ...options, legacy, lookups, responseCache });
+  const trustedDocuments: TrustedDocumentsOptions | undefined =
+    settings.trustedDocuments.mode === 'off'
+      ? undefined
+      : { mode: settings.trustedDocuments.mode, documents: settings.trustedDocuments.documents, registered: settings.persistedQueries };
+  const graphql = createGraphQLHandler({ ...options, legacy, lookups, responseCache, trustedDocuments });
   const rateLimiter = createRateLimiter({
-    points: options.limits.rateLimit.requests,
-    windowSeconds: options.limits.rateLimit.windowSeconds,
+    points: settings.limits.rateLimit.requests,
+    windowSeconds: settings.limits.rateLimit.windowSeconds,
     redis: options.redis,
-    keyPrefix: options.limits.rateLimit.keyPrefix,
+    keyPrefix: settings.limits.rateLimit.keyPrefix,
   });
-  const addressOf = clientAddress(options.trustProxy ?? false);
+  const addressOf = clientAddress(settings.trustProxy);
+  // /metrics on a port of its own (METRICS_PORT) is not served on the API's.
+  const metricsToken = settings.metrics.token;
   const app = new Hono<GatewayEnv>();
   let accepting = true;
 
@@ -104,19 +95,19 @@ export function createGateway(options: GatewayOptions) {
     operationsRoutes({
       ...options,
       isAccepting: () => accepting,
-      serveMetrics: options.metricsEndpoint?.ownPort !== true,
-      metricsToken: options.metricsEndpoint?.token,
+      serveMetrics: settings.metrics.port === undefined,
+      metricsToken,
     }),
   );
-  if (options.corsOrigins.length > 0) {
+  if (settings.corsOrigins.length > 0) {
     // CORS_ORIGINS=* allows any origin; hono takes that as the string '*', not as a list holding it.
-    const origin = options.corsOrigins.includes('*') ? '*' : options.corsOrigins;
+    const origin = settings.corsOrigins.includes('*') ? '*' : settings.corsOrigins;
     app.use(cors({ origin, exposeHeaders: ['X-Request-Id', 'RateLimit', 'RateLimit-Policy', 'Retry-After', 'Write-Position'] }));
   }
   // The time limit covers the whole request, the guards too: the identity provider's keys and
   // the shared rate limit are calls to other services.
-  app.use(limitDuration(options.limits.requestTimeoutMs));
-  app.use(limitBody(options.limits.bodyBytes));
+  app.use(limitDuration(settings.limits.requestTimeoutMs));
+  app.use(limitBody(settings.limits.bodyBytes));
   app.use(authenticate(options.verifyToken));
   app.use(rateLimiter.middleware((c) => rateLimitClient(c.get('principal'), addressOf(c.env.incoming))));
   app.use(refuseInvalidTokens());
@@ -142,12 +133,12 @@ export function createGateway(options: GatewayOptions) {
       serveGraphQLOverWebSocket(server, graphql, {
         verifyToken: options.verifyToken,
         logger,
-        maxMessageBytes: options.limits.bodyBytes,
+        maxMessageBytes: settings.limits.bodyBytes,
         refuseOverLimit: (principal, request) => rateLimiter.refusalFor(rateLimitClient(principal, addressOf(request))),
-        trustedDocuments: options.trustedDocuments,
+        trustedDocuments,
       }),
     /** /metrics alone, for METRICS_PORT. */
-    metricsApp: metricsRoutes({ ...options, metricsToken: options.metricsEndpoint?.token }),
+    metricsApp: metricsRoutes({ ...options, metricsToken }),
     /** From now on /readyz answers 503, so load balancers stop sending traffic. */
     stopAccepting: () => {
       accepting = false;

@@ -1,3 +1,4 @@
+import type { Databases } from '../database/open.js';
 import type { ReplicaStatus } from '../database/replicas.js';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { createCacheMetrics } from './caches.js';
@@ -163,4 +164,17 @@ export function watchPool(metrics: Metrics, pool: { totalCount: number; idleCoun
       this.set({ state: 'waiting' }, pool.waitingCount);
     },
   });
+}
+
+/**
+ * The databases' metrics: the primary pool's use, the replicas' state and lag (with replicas), and
+ * the bounds of what grows with the statements sent (their names, and Prisma's plans, whose count
+ * Prisma does not tell: only its bound is shown).
+ */
+export function watchDatabases(metrics: Metrics, databases: Databases, prismaQueryPlansMax: number) {
+  watchPool(metrics, databases.primary.pool);
+  if (databases.readRouting.enabled) watchReplicas(metrics, databases.readRouting);
+  const names = databases.statementNames;
+  metrics.caches.watch('prepared_statement_names', { bounds: { maxEntries: names.max }, entries: () => names.size });
+  metrics.caches.watch('prisma_query_plans', { bounds: { maxEntries: prismaQueryPlansMax }, entries: () => undefined });
 }

@@ -8,7 +8,7 @@ import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { allScopes } from '../../src/auth/scopes.js';
 import { createTokenVerifier, mintToken, type TokenKeys } from '../../src/auth/tokens.js';
-import { defaultLimits, type Limits, loadConfig, type ResponseCacheSettings, type TrustProxy } from '../../src/config.js';
+import { type GatewaySettings, type Limits, loadConfig, type ResponseCacheSettings, type TrustProxy } from '../../src/config.js';
 import { createPrismaClient, type PrismaClient } from '../../src/database/client.js';
 import { startEmbeddedPostgres } from '../../src/database/embedded.js';
 import type { LegacyAfterSunset } from '../../src/legacy.js';
@@ -124,19 +124,7 @@ export function useTestGateway(options: GatewayTestOptions = {}): TestGateway {
           ? options.tokenKeys()
           : (options.tokenKeys ?? { kind: 'hs256', secret: testSecret }),
       ),
-      // Tests send many requests from one address; only rate-limit tests ask for a real limit.
-      limits: { ...defaultLimits, rateLimit: { requests: 1_000_000, windowSeconds: 60 }, ...options.limits },
-      introspection: options.introspection ?? true,
-      corsOrigins: options.corsOrigins ?? [],
-      graphiql: options.graphiql ?? true,
-      legacy: { sunsetDate: options.legacySunsetDate ?? '2027-06-30', afterSunset: options.legacyAfterSunset ?? 'gone' },
-      responseCache: options.responseCache,
-      trustProxy: options.trustProxy,
-      compiledExecution:
-        options.compiledExecution === false
-          ? undefined
-          : { ...loadConfig({}).compiledExecution!, ...(options.compiledExecution ?? { afterUses: 1 }) },
-      trustedDocuments: options.trustedDocuments,
+      settings: testSettings(options),
     });
     const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
       const listening = serve({ fetch: gatewayParts.app.fetch, hostname: '127.0.0.1', port: 0 }, () =>
@@ -179,6 +167,35 @@ export function useTestGateway(options: GatewayTestOptions = {}): TestGateway {
 
   afterAll(() => stop());
   return gateway;
+}
+
+/** The gateway's settings as npm start has them by default, with what the test asks for. */
+function testSettings(options: GatewayTestOptions): GatewaySettings {
+  const defaults = loadConfig({});
+  return {
+    ...defaults,
+    // Tests send many requests from one address; only rate-limit tests ask for a real limit.
+    limits: { ...defaults.limits, rateLimit: { requests: 1_000_000, windowSeconds: 60 }, ...options.limits },
+    introspection: options.introspection ?? true,
+    corsOrigins: options.corsOrigins ?? [],
+    graphiql: options.graphiql ?? true,
+    legacy: {
+      ...defaults.legacy,
+      sunsetDate: options.legacySunsetDate ?? defaults.legacy.sunsetDate,
+      afterSunset: options.legacyAfterSunset ?? defaults.legacy.afterSunset,
+    },
+    responseCache: options.responseCache,
+    trustProxy: options.trustProxy ?? false,
+    // From the first use, so every test of a query drives the compiled path.
+    compiledExecution:
+      options.compiledExecution === false
+        ? undefined
+        : { ...defaults.compiledExecution!, ...(options.compiledExecution ?? { afterUses: 1 }) },
+    trustedDocuments: options.trustedDocuments
+      ? { mode: options.trustedDocuments.mode, documents: options.trustedDocuments.documents }
+      : { mode: 'off', documents: new Map() },
+    persistedQueries: options.trustedDocuments?.registered ?? defaults.persistedQueries,
+  };
 }
 
 interface TestDatabase {

@@ -3,7 +3,7 @@ import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { GraphQLContext } from '../../builder.js';
 import type { DocumentNode } from 'graphql';
-import type { CacheBounds, CompiledExecutionSettings, Limits } from '../../config.js';
+import type { GatewaySettings } from '../../config.js';
 import { boundedCache } from '../../observability/caches.js';
 import type { PrismaClient } from '../../database/client.js';
 import type { ReadRouting } from '../../database/replicas.js';
@@ -37,6 +37,7 @@ import { GRAPHQL_PATH } from '../routes.js';
 import type { GatewayEnv, RequestContext } from '../types.js';
 
 export interface GraphQLOptions {
+  settings: GatewaySettings;
   prisma: PrismaClient;
   /** Queries on replicas, writes on the primary (DATABASE_REPLICA_URLS); all on the primary when absent. */
   readRouting?: ReadRouting;
@@ -45,17 +46,10 @@ export interface GraphQLOptions {
   events: EventBus;
   metrics: Metrics;
   logger: Logger;
-  graphiql: boolean;
-  introspection: boolean;
-  limits: Limits;
   legacy: LegacyPolicy;
   /** Query answers kept per scope set until a write they depend on (createResponseCache); off when absent. */
   responseCache?: ResponseCache;
   databaseOutage?: Pick<OutageLog, 'failed'>;
-  /** Compile the documents that earn it with graphql-jit; graphql-js for all when absent. */
-  compiledExecution?: CompiledExecutionSettings;
-  /** Parsed documents kept by their text; the defaults of GRAPHQL_DOCUMENT_CACHE_* when absent. */
-  documentCache?: CacheBounds;
   /** Which documents are run (TRUSTED_DOCUMENTS); any when absent. */
   trustedDocuments?: TrustedDocumentsOptions;
 }
@@ -64,15 +58,15 @@ export type GraphQLHandler = YogaServerInstance<RequestContext, GraphQLContext>;
 
 /** What a parsed document keeps, estimated from its text: about 80 bytes of syntax tree per character. */
 const PARSED_BYTES_PER_CHARACTER = 80;
-const DEFAULT_DOCUMENT_CACHE: CacheBounds = { maxEntries: 1_000, maxBytes: 32_000_000 };
 
 /** GraphQL over HTTP and SSE (yoga), with the gateway's plugins; WebSocket reuses the same instance. */
 export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
+  const { settings } = options;
   const countError = (code: string) => options.metrics.errors.inc({ code });
   // Yoga's own parse and validation caches, bounded by bytes too (its default is 1,024 documents of any
   // size). Validation results, and every plugin's facts about a document, are kept in weak maps keyed by
   // the parsed document, so they go when it goes from here.
-  const documentBounds = options.documentCache ?? DEFAULT_DOCUMENT_CACHE;
+  const documentBounds = settings.documentCache;
   const sizeOfText = (_value: unknown, text: string) => text.length * PARSED_BYTES_PER_CHARACTER;
   const parserAndValidationCache = {
     documentCache: boundedCache<string, DocumentNode>('graphql_documents', documentBounds, options.metrics.caches, { sizeOf: sizeOfText }),
@@ -105,7 +99,7 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
     maskedErrors: false,
     logging: options.logger,
     landingPage: false,
-    batching: { limit: options.limits.maxBatch },
+    batching: { limit: settings.limits.maxBatch },
     // A trusted document is named by the GraphQL-over-HTTP draft's documentId parameter.
     ...(options.trustedDocuments ? { extraParamNames: ['documentId'] } : {}),
     // The HTTP layer refuses bodies over the limit before they reach yoga (limitBody), by
@@ -116,16 +110,16 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
       // First: its execution hooks must also see results other plugins give instead of executing.
       useErrorMasking({
         logger: options.logger,
-        introspection: options.introspection,
+        introspection: settings.introspection,
         countError,
         databaseOutage: options.databaseOutage,
       }),
-      useRequestChecks({ maxBatch: options.limits.maxBatch }),
+      useRequestChecks({ maxBatch: settings.limits.maxBatch }),
       ...(options.trustedDocuments ? [useTrustedDocuments({ ...options.trustedDocuments, caches: options.metrics.caches })] : []),
       // @defer and @stream, answered incrementally over multipart/mixed and SSE.
       useDeferStream(),
-      useQueryLimits(options.limits, options.introspection),
-      useVariablePageCost(options.limits.maxCost),
+      useQueryLimits(settings.limits, settings.introspection),
+      useVariablePageCost(settings.limits.maxCost),
       useRoundedIdRefusal(),
       useSubscriptionTokenExpiry(),
       useRequestDeadline(),
@@ -135,10 +129,10 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
         ? [useReadRouting(options.readRouting, { onPrimary: options.responseCache ? mayBeCached : undefined })]
         : []),
       // Before the response cache, which then wraps the compiled executor (after it, the cache was bypassed).
-      ...(options.compiledExecution
+      ...(settings.compiledExecution
         ? [
             useCompiledExecution({
-              ...options.compiledExecution,
+              ...settings.compiledExecution,
               countExecution: (engine) => options.metrics.executions.inc({ engine }),
               caches: options.metrics.caches,
             }),
@@ -146,7 +140,7 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
         : []),
       ...(options.responseCache ? [useResponseCache(options.responseCache)] : []),
       // Off, it still tells a browser why it gets no page.
-      useGraphiQL(GRAPHQL_PATH, { title: 'Petstore GraphQL gateway' }, options.graphiql),
+      useGraphiQL(GRAPHQL_PATH, { title: 'Petstore GraphQL gateway' }, settings.graphiql),
     ],
   });
 }
