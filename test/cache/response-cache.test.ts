@@ -2,17 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { allScopes } from '../../src/auth/scopes.js';
-import { type GraphQLResponse, testToken, useTestGateway } from '../support/gateway.js';
-import {
-  baseUrlOf,
-  channelPrefix,
-  cleanUp,
-  migratedDatabase,
-  processToken,
-  REDIS_URL,
-  startProcess,
-} from '../support/operations.js';
-import { type GatewayProcess, postGraphQL, stopAll } from '../support/processes.js';
+import { useTestGateway } from '../support/gateway.js';
+import { testToken } from '../support/tokens.js';
+import { channelPrefix, cleanUp, migratedDatabase, REDIS_URL, startProcess } from '../support/operations.js';
+import { type GatewayProcess, stopAll } from '../support/processes.js';
+import { postGraphQL, type GraphQLAnswer } from '../support/http.js';
 
 /**
  * The response cache (RESPONSE_CACHE_TTL_MS): query answers are kept per
@@ -107,9 +101,9 @@ beforeAll(async () => {
 describe('anonymous reads', () => {
   it('are answered from memory the second time: the same answer, no SQL, counted as a hit', async () => {
     const hitsBefore = await lookups('hit');
-    let first: GraphQLResponse | undefined;
+    let first: GraphQLAnswer | undefined;
     expect(await statementsDuring(async () => (first = await catalogue(anonymous)))).toBeGreaterThan(0);
-    let second: GraphQLResponse | undefined;
+    let second: GraphQLAnswer | undefined;
     expect(await statementsDuring(async () => (second = await catalogue(anonymous)))).toBe(0);
     expect(second).toEqual(first);
     expect(await lookups('hit')).toBe(hitsBefore + 1);
@@ -443,27 +437,22 @@ describe('several instances (real processes on one database)', () => {
 
   it(`with REDIS_URL, a write through one instance is seen by the others' next read; without, only after the TTL`, async () => {
     const name = async (instance: GatewayProcess) =>
-      (await postGraphQL<{ pet: { name: string } }>(instance.url, PET_NAME, { id })).body.data?.pet.name;
+      (await postGraphQL<GraphQLAnswer<{ pet: { name: string } }>>(instance.baseUrl, { query: PET_NAME, variables: { id } })).body.data?.pet.name;
     expect(await name(reader)).toBe('Before');
     expect(await name(isolated)).toBe('Before');
-    const rename = await postGraphQL(
-      writer.url,
-      'mutation ($id: ID!, $name: String!) { updatePet(id: $id, input: { name: $name }) { name } }',
-      { id, name: `After ${randomUUID().slice(0, 8)}` },
-      { authorization: `Bearer ${await processToken()}` },
-    );
+    const rename = await postGraphQL(writer.baseUrl, { query: 'mutation ($id: ID!, $name: String!) { updatePet(id: $id, input: { name: $name }) { name } }', variables: { id, name: `After ${randomUUID().slice(0, 8)}` } }, { authorization: `Bearer ${await testToken()}` });
     expect(rename.body.errors).toBeUndefined();
     const renamed = (rename.body.data as { updatePet: { name: string } }).updatePet.name;
     expect(await name(reader)).toBe(renamed);
     expect(await name(writer)).toBe(renamed);
     expect(await name(isolated)).toBe('Before');
-    const metrics = await (await fetch(`${baseUrlOf(reader)}/metrics`)).text();
+    const metrics = await (await fetch(`${reader.baseUrl}/metrics`)).text();
     expect(metrics).toMatch(/petstore_response_cache_lookups_total\{result="miss"\} [1-9]/);
   });
 
   it('a write through one instance outdates on the others the answers that depend on it, and only those', async () => {
     const read = async <T>(instance: GatewayProcess, query: string, variables: Record<string, unknown>) =>
-      (await postGraphQL<T>(instance.url, query, variables)).body.data;
+      (await postGraphQL<GraphQLAnswer<T>>(instance.baseUrl, { query, variables })).body.data;
     const PAGE = 'query ($id: ID!) { category(id: $id) { name pets { nodes { name } } } }';
     const CATEGORY_NAME = 'query ($id: ID!) { category(id: $id) { name } }';
     await read(reader, PET_NAME, { id: otherId });
@@ -473,12 +462,7 @@ describe('several instances (real processes on one database)', () => {
     await database.prisma.pet.update({ where: { id: BigInt(otherId) }, data: { name: 'Other (SQL)' } });
     await database.prisma.category.update({ where: { id: BigInt(categoryOfBoth) }, data: { name: 'Shared (SQL)' } });
     const renamed = `Renamed ${randomUUID().slice(0, 8)}`;
-    const rename = await postGraphQL(
-      writer.url,
-      'mutation ($id: ID!, $name: String!) { updatePet(id: $id, input: { name: $name }) { name } }',
-      { id, name: renamed },
-      { authorization: `Bearer ${await processToken()}` },
-    );
+    const rename = await postGraphQL(writer.baseUrl, { query: 'mutation ($id: ID!, $name: String!) { updatePet(id: $id, input: { name: $name }) { name } }', variables: { id, name: renamed } }, { authorization: `Bearer ${await testToken()}` });
     expect(rename.body.errors).toBeUndefined();
     // Outdated on the reader: the list holding the renamed pet.
     const after = await read<{ category: { pets: { nodes: Array<{ name: string }> } } }>(reader, PAGE, { id: categoryOfBoth });

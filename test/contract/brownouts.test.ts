@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { legacyPolicy } from '../../src/legacy.js';
-import { arrangePets, baseUrlOf, cleanUp, migratedDatabase, processToken, startProcess } from '../support/operations.js';
-import { type GatewayProcess, npmRun, postGraphQL, stopAll } from '../support/processes.js';
+import { arrangePets, cleanUp, migratedDatabase, startProcess } from '../support/operations.js';
+import { testToken } from '../support/tokens.js';
+import { type GatewayProcess, npmRun, stopAll } from '../support/processes.js';
+import { postGraphQL, type GraphQLAnswer } from '../support/http.js';
 
 /**
  * Brownouts: during the LEGACY_BROWNOUTS windows before the sunset, the
@@ -38,19 +40,19 @@ afterAll(async () => {
 
 // Clients are named by their application claim (METRICS_CLIENT_CLAIM), never by the token's subject.
 const bearer = async (client: string) => ({
-  authorization: `Bearer ${await processToken([], `someone-using-${client}`, { azp: client })}`,
+  authorization: `Bearer ${await testToken([], `someone-using-${client}`, { claims: { azp: client } })}`,
 });
 const legacyQuery = 'query Legacy($id: ID!) { getPetById(petId: $id) { id } pet(id: $id) { id } }';
 
 async function metricValue(gateway: GatewayProcess, name: string, labels: string): Promise<number> {
-  const text = await (await fetch(`${baseUrlOf(gateway)}/metrics`)).text();
+  const text = await (await fetch(`${gateway.baseUrl}/metrics`)).text();
   const line = text.split('\n').find((row) => row.startsWith(`${name}{${labels}}`));
   return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
 }
 
 describe('during a brownout window', () => {
   it('GET /pets/{petId} answers 410 GONE naming the sunset date and the replacement, with the deprecation headers', async () => {
-    const response = await fetch(`${baseUrlOf(inBrownout)}/pets/${petId}`);
+    const response = await fetch(`${inBrownout.baseUrl}/pets/${petId}`);
     expect(response.status).toBe(410);
     const body = (await response.json()) as { code: string; message: string; status: number };
     expect(body).toMatchObject({ code: 'GONE', status: 410 });
@@ -62,12 +64,7 @@ describe('during a brownout window', () => {
   });
 
   it('getPetById is a GONE error with the same message, while pet(id:) answers', async () => {
-    const answer = await postGraphQL<{ getPetById: null; pet: { id: string } }>(
-      inBrownout.url,
-      legacyQuery,
-      { id: petId },
-      await bearer('brownout-client'),
-    );
+    const answer = await postGraphQL<GraphQLAnswer<{ getPetById: null; pet: { id: string } }>>(inBrownout.baseUrl, { query: legacyQuery, variables: { id: petId } }, await bearer('brownout-client'));
     const body = answer.body as { data: unknown; errors: Array<{ message: string; path: string[]; extensions: { code: string } }> };
     expect(body.data).toEqual({ getPetById: null, pet: { id: petId } });
     expect(body.errors).toHaveLength(1);
@@ -76,8 +73,8 @@ describe('during a brownout window', () => {
   });
 
   it('leaves GET /store/orders answering', async () => {
-    const token = `Bearer ${await processToken(['orders:read'], 'orders-reader')}`;
-    expect((await fetch(`${baseUrlOf(inBrownout)}/store/orders`, { headers: { authorization: token } })).status).toBe(200);
+    const token = `Bearer ${await testToken(['orders:read'], 'orders-reader')}`;
+    expect((await fetch(`${inBrownout.baseUrl}/store/orders`, { headers: { authorization: token } })).status).toBe(200);
   });
 
   it('counts and logs each refusal per client', async () => {
@@ -86,9 +83,9 @@ describe('during a brownout window', () => {
     const graphql = 'target="Query.getPetById",client="graphql-caller",reason="brownout"';
     const [restBefore, graphqlBefore] = [await metricValue(inBrownout, refusals, rest), await metricValue(inBrownout, refusals, graphql)];
     for (let i = 0; i < 2; i++) {
-      expect((await fetch(`${baseUrlOf(inBrownout)}/pets/${petId}`, { headers: await bearer('rest-caller') })).status).toBe(410);
+      expect((await fetch(`${inBrownout.baseUrl}/pets/${petId}`, { headers: await bearer('rest-caller') })).status).toBe(410);
     }
-    await postGraphQL(inBrownout.url, legacyQuery, { id: petId }, await bearer('graphql-caller'));
+    await postGraphQL(inBrownout.baseUrl, { query: legacyQuery, variables: { id: petId } }, await bearer('graphql-caller'));
     expect(await metricValue(inBrownout, refusals, rest)).toBe(restBefore + 2);
     expect(await metricValue(inBrownout, refusals, graphql)).toBe(graphqlBefore + 1);
     const lines = inBrownout
@@ -101,7 +98,7 @@ describe('during a brownout window', () => {
       expect.objectContaining({ target: 'Query.getPetById', client: 'graphql-caller', reason: 'brownout', requestId: expect.any(String) }),
     );
     // And `npm run deprecations` shows the refused calls beside the calls.
-    const report = await npmRun('deprecations', ['--metrics', `${baseUrlOf(inBrownout)}/metrics`, '--json'], {});
+    const report = await npmRun('deprecations', ['--metrics', `${inBrownout.baseUrl}/metrics`, '--json'], {});
     expect(report.code, report.stderr).toBe(0);
     const rows = (JSON.parse(report.stdout.slice(report.stdout.indexOf('{'))) as { rows: Array<Record<string, unknown>> }).rows;
     expect(rows).toContainEqual(expect.objectContaining({ target: 'GET /pets/{petId}', client: 'rest-caller', calls: 2, refused: 2 }));
@@ -111,12 +108,12 @@ describe('during a brownout window', () => {
 
 describe('outside the brownout windows', () => {
   it('the legacy lookup answers normally, and the OpenAPI document lists the scheduled windows', async () => {
-    const response = await fetch(`${baseUrlOf(outside)}/pets/${petId}`);
+    const response = await fetch(`${outside.baseUrl}/pets/${petId}`);
     expect(response.status).toBe(200);
-    const answer = await postGraphQL(outside.url, legacyQuery, { id: petId });
+    const answer = await postGraphQL(outside.baseUrl, { query: legacyQuery, variables: { id: petId } });
     expect(answer.body).toMatchObject({ data: { getPetById: { id: petId }, pet: { id: petId } } });
     expect(answer.body.errors).toBeUndefined();
-    const document = (await (await fetch(`${baseUrlOf(outside)}/openapi.json`)).json()) as {
+    const document = (await (await fetch(`${outside.baseUrl}/openapi.json`)).json()) as {
       paths: Record<string, { get: { description: string } }>;
     };
     expect(document.paths['/pets/{petId}']!.get.description).toContain(

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type TestGateway, useTestGateway } from '../support/gateway.js';
+import { type GraphQLAnswer, postGraphQL, send } from '../support/http.js';
 
 /**
  * An answer that used a deprecated field says so: `extensions.deprecations`
@@ -21,23 +22,8 @@ beforeAll(async () => {
   }
 });
 
-interface Answer {
-  status: number;
-  headers: Headers;
-  body: { data?: Record<string, unknown>; errors?: unknown[]; extensions?: { deprecations?: unknown } };
-}
-
-async function post(target: TestGateway, payload: object): Promise<{ status: number; headers: Headers; body: unknown }> {
-  const response = await fetch(`${target.baseUrl}/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json' },
-    body: JSON.stringify(payload),
-  });
-  return { status: response.status, headers: response.headers, body: await response.json() };
-}
-
-const ask = async (query: string, variables?: object, operationName?: string, target = gateway) =>
-  (await post(target, { query, variables, operationName })) as Answer;
+const ask = (query: string, variables?: object, operationName?: string, target: TestGateway = gateway) =>
+  postGraphQL(target.baseUrl, { query, variables, operationName }, { accept: 'application/graphql-response+json, application/json' });
 
 const legacyEntry = (sunset: string) => ({
   field: 'Query.getPetById',
@@ -69,9 +55,9 @@ describe('an answer that used a deprecated field', () => {
 
   it('says so also over GET, and with the sunset date the gateway is configured with', async () => {
     const query = encodeURIComponent('{ getPetById(petId: "1") { id } }');
-    const response = await fetch(`${moved.baseUrl}/graphql?query=${query}`, { headers: { accept: 'application/json' } });
+    const response = await send<GraphQLAnswer>(moved.baseUrl, `/graphql?query=${query}`, { headers: { accept: 'application/json' } });
     expect(response.status).toBe(200);
-    expect(((await response.json()) as Answer['body']).extensions).toEqual({ deprecations: [legacyEntry('2028-01-31')] });
+    expect(response.body.extensions).toEqual({ deprecations: [legacyEntry('2028-01-31')] });
     expect(response.headers.get('sunset')).toBe('Mon, 31 Jan 2028 00:00:00 GMT');
     expect(response.headers.get('deprecation')).toBe(DEFAULT_SUNSET_HEADERS.deprecation);
   });
@@ -106,12 +92,12 @@ describe('an answer that used no deprecated field', () => {
 
 describe('a batch', () => {
   it('carries the headers when any of its operations used a deprecated field, and the extension only on that one', async () => {
-    const { status, headers, body } = await post(gateway, [
+    const { status, headers, body } = await postGraphQL<GraphQLAnswer[]>(gateway.baseUrl, [
       { query: '{ pets(first: 1) { totalCount } }' },
       { query: `{ getPetById(petId: "${petId}") { id } }` },
     ]);
     expect(status).toBe(200);
-    const [plain, legacy] = body as Array<Answer['body']>;
+    const [plain, legacy] = body;
     expect(plain).not.toHaveProperty('extensions');
     expect(legacy!.extensions).toEqual({ deprecations: [legacyEntry('2027-06-30')] });
     expect(headers.get('deprecation')).toBe(DEFAULT_SUNSET_HEADERS.deprecation);

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { arrangePets, baseUrlOf, cleanUp, migratedDatabase, processToken, startProcess } from '../support/operations.js';
-import { freePort, type GatewayProcess, npmRun, postGraphQL, stopAll } from '../support/processes.js';
+import { arrangePets, cleanUp, migratedDatabase, startProcess } from '../support/operations.js';
+import { testToken } from '../support/tokens.js';
+import { freePort, type GatewayProcess, npmRun, stopAll } from '../support/processes.js';
+import { postGraphQL } from '../support/http.js';
 
 /**
  * `npm run deprecations`: who still calls what is deprecated, per element and
@@ -25,9 +27,9 @@ afterAll(async () => {
 
 // Clients are named by their application claim (METRICS_CLIENT_CLAIM), never by the token's subject.
 const bearer = async (client: string) => ({
-  authorization: `Bearer ${await processToken([], `someone-using-${client}`, { azp: client })}`,
+  authorization: `Bearer ${await testToken([], `someone-using-${client}`, { claims: { azp: client } })}`,
 });
-const metricsUrl = () => `${baseUrlOf(gateway)}/metrics`;
+const metricsUrl = () => `${gateway.baseUrl}/metrics`;
 
 interface Report {
   since: string;
@@ -45,12 +47,12 @@ describe('npm run deprecations', () => {
   it('lists each client of each deprecated element with its calls and when it was last seen', async () => {
     const before = Date.now();
     for (const subject of ['shop-frontend', 'shop-frontend', 'legacy-app']) {
-      await postGraphQL(gateway.url, 'query ($id: ID!) { getPetById(petId: $id) { id } }', { id: petId }, await bearer(subject));
+      await postGraphQL(gateway.baseUrl, { query: 'query ($id: ID!) { getPetById(petId: $id) { id } }', variables: { id: petId } }, await bearer(subject));
     }
-    for (let i = 0; i < 3; i++) expect((await fetch(`${baseUrlOf(gateway)}/pets/${petId}`, { headers: await bearer('legacy-app') })).status).toBe(200);
-    await fetch(`${baseUrlOf(gateway)}/pets/${petId}`);
+    for (let i = 0; i < 3; i++) expect((await fetch(`${gateway.baseUrl}/pets/${petId}`, { headers: await bearer('legacy-app') })).status).toBe(200);
+    await fetch(`${gateway.baseUrl}/pets/${petId}`);
     // The replacement is not deprecated, so not listed.
-    await postGraphQL(gateway.url, 'query ($id: ID!) { pet(id: $id) { id } }', { id: petId }, await bearer('modern-app'));
+    await postGraphQL(gateway.baseUrl, { query: 'query ($id: ID!) { pet(id: $id) { id } }', variables: { id: petId } }, await bearer('modern-app'));
     const after = Date.now();
 
     const json = await npmRun('deprecations', ['--metrics', metricsUrl(), '--json'], {});

@@ -20,8 +20,8 @@ import {
   UpdatePetDocument,
 } from '../generated/graphql.js';
 import { clientFor, expectError } from '../support/client.js';
-import type { GraphQLResponse } from '../support/gateway.js';
 import { useTestGateway } from '../support/gateway.js';
+import type { GraphQLAnswer } from '../support/http.js';
 
 /**
  * What the API refuses before it writes: bad ids, values out of bounds,
@@ -75,7 +75,7 @@ describe('invalid ids', () => {
     '123456789012345678901234567890',
   ];
 
-  const operations: Array<[string, string, (id: string) => Promise<GraphQLResponse<unknown>>]> = [
+  const operations: Array<[string, string, (id: string) => Promise<GraphQLAnswer<unknown>>]> = [
     ['pet(id:)', 'id', (id) => client.send(PetByIdDocument, { id })],
     ['getPetById(petId:)', 'petId', (id) => client.send(LegacyPetByIdDocument, { petId: id })],
     ['category(id:)', 'id', (id) => client.send(CategoryByIdDocument, { id })],

@@ -4,15 +4,8 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { dropDatabase } from '../support/database.js';
-import {
-  baseUrlOf,
-  cleanUp,
-  emptyDatabase,
-  forgetDatabase,
-  migratedDatabase,
-  processSecret,
-  startProcess,
-} from '../support/operations.js';
+import { cleanUp, emptyDatabase, forgetDatabase, migratedDatabase, startProcess } from '../support/operations.js';
+import { TEST_JWT_SECRET } from '../support/tokens.js';
 import { commandEnv, freePort, type GatewayProcess, projectRoot, run, stopAll } from '../support/processes.js';
 
 /**
@@ -30,7 +23,7 @@ afterAll(async () => {
 });
 
 async function probe(gateway: GatewayProcess, endpoint: '/healthz' | '/readyz') {
-  const response = await fetch(`${baseUrlOf(gateway)}${endpoint}`);
+  const response = await fetch(`${gateway.baseUrl}${endpoint}`);
   return { status: response.status, type: response.headers.get('content-type'), body: await response.json() };
 }
 
@@ -122,7 +115,7 @@ describe('/healthz and /readyz', () => {
         HOST: '127.0.0.1',
         PORT: '0',
         NODE_ENV: 'production',
-        AUTH_JWT_SECRET: processSecret,
+        AUTH_JWT_SECRET: TEST_JWT_SECRET,
         LOG_LEVEL: 'warn',
       }),
       stdio: ['ignore', 'pipe', 'pipe'],

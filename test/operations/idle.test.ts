@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { withAdmin } from '../support/database.js';
-import { arrangePets, baseUrlOf, cleanUp, migratedDatabase, startProcess } from '../support/operations.js';
+import { arrangePets, cleanUp, migratedDatabase, startProcess } from '../support/operations.js';
 import { type GatewayProcess, startGateway, stopAll } from '../support/processes.js';
 
 /**
@@ -82,7 +82,7 @@ async function poolConnections(base: string): Promise<number> {
 }
 
 async function idleAndAskAgain(gateway: GatewayProcess, petId: string, { poolClosesIdle }: { poolClosesIdle: boolean }) {
-  const base = baseUrlOf(gateway);
+  const base = gateway.baseUrl;
   const client = keepAliveClient(base);
   try {
     const before = await askEverything(client, petId);

@@ -1,14 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintToken } from '../../src/auth/tokens.js';
-import {
-  arrangePets,
-  baseUrlOf,
-  cleanUp,
-  migratedDatabase,
-  processToken,
-  startProcess,
-} from '../support/operations.js';
+import { arrangePets, cleanUp, migratedDatabase, startProcess } from '../support/operations.js';
+import { testToken } from '../support/tokens.js';
 import { type GatewayProcess, stopAll } from '../support/processes.js';
 import { connectWebSocket, subscribeSse, untilSubscribed, waitFor } from '../support/subscriptions.js';
 
@@ -27,8 +21,8 @@ beforeAll(async () => {
   const database = await migratedDatabase();
   petId = (await arrangePets(database.prisma, 1)).pets[0]!.id;
   gateway = await startProcess(database.url, { LOG_LEVEL: 'info', LEGACY_SUNSET_DATE: '2099-12-31' });
-  baseUrl = baseUrlOf(gateway);
-  token = await processToken(undefined, 'log-reader');
+  baseUrl = gateway.baseUrl;
+  token = await testToken(undefined, 'log-reader');
 }, 60_000);
 
 afterAll(async () => {
@@ -160,7 +154,7 @@ describe('the request log (LOG_LEVEL=info)', () => {
   });
 
   it('never writes a token, an Authorization header or a body, whatever the transport', async () => {
-    const subscriptionToken = await processToken(['orders:read'], 'log-subscriber');
+    const subscriptionToken = await testToken(['orders:read'], 'log-subscriber');
     const sse = await subscribeSse(gateway.url, 'subscription Watch { petStatusChanged { petId } }', {
       token: subscriptionToken,
     });

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { churnDocument, runChurn } from '../../bench/lib/churn.js';
-import { arrangePets, baseUrlOf, cleanUp, migratedDatabase, processToken, startProcess } from '../support/operations.js';
+import { arrangePets, cleanUp, migratedDatabase, startProcess } from '../support/operations.js';
+import { testToken } from '../support/tokens.js';
 import { type GatewayProcess, stopAll } from '../support/processes.js';
 
 /**
@@ -33,13 +34,13 @@ beforeAll(async () => {
   const database = await migratedDatabase();
   for (let i = 0; i < 4; i++) await arrangePets(database.prisma, 3, 0, null, 2, 8);
   gateway = await startProcess(database.url, { ...BOUNDS, TRUSTED_DOCUMENTS: 'allow', RATE_LIMIT_REQUESTS: '1000000' });
-  base = baseUrlOf(gateway);
+  base = gateway.baseUrl;
   const cached = await startProcess(database.url, {
     RESPONSE_CACHE_TTL_MS: '60000',
     RESPONSE_CACHE_MAX_ENTRIES: '25',
     RATE_LIMIT_REQUESTS: '1000000',
   });
-  cachedBase = baseUrlOf(cached);
+  cachedBase = cached.baseUrl;
 }, 60_000);
 
 afterAll(async () => {
@@ -142,7 +143,7 @@ describe('per-document memory under churn', () => {
 
   it('remembers at most its bound of verified tokens', async () => {
     for (let n = 0; n < 12; n++) {
-      const token = await processToken(['orders:read'], `subject-${n}`);
+      const token = await testToken(['orders:read'], `subject-${n}`);
       expect((await post({ query: '{ orders(first: 1) { totalCount } }' }, { authorization: `Bearer ${token}` })).status).toBe(200);
     }
     const after = await metrics();

@@ -1,16 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scopes } from '../../src/auth/scopes.js';
 import { useTestGateway } from '../support/gateway.js';
-import {
-  arrangePets,
-  baseUrlOf,
-  cleanUp,
-  migratedDatabase,
-  processToken,
-  startProcess,
-} from '../support/operations.js';
+import { arrangePets, cleanUp, migratedDatabase, startProcess } from '../support/operations.js';
+import { testToken } from '../support/tokens.js';
 import { createMetrics } from '../../src/observability/metrics.js';
-import { type GatewayProcess, postGraphQL, stopAll } from '../support/processes.js';
+import { type GatewayProcess, stopAll } from '../support/processes.js';
+import { postGraphQL } from '../support/http.js';
 import { connectWebSocket, openSubscriptions, subscribeSse, waitFor } from '../support/subscriptions.js';
 
 /**
@@ -36,7 +31,7 @@ beforeAll(async () => {
     DATABASE_POOL_SIZE: '3',
     METRICS_CLIENT_CLAIM: 'azp',
   });
-  baseUrl = baseUrlOf(gateway);
+  baseUrl = gateway.baseUrl;
 }, 60_000);
 
 afterAll(async () => {
@@ -93,7 +88,7 @@ function valueOf(metrics: { samples: Sample[] }, name: string, labels: Record<st
 }
 
 const bearer = async (subject: string, granted: readonly string[] = Object.values(scopes)) => ({
-  authorization: `Bearer ${await processToken(granted, subject)}`,
+  authorization: `Bearer ${await testToken(granted, subject)}`,
 });
 
 describe('GET /metrics', () => {
@@ -112,10 +107,10 @@ describe('GET /metrics', () => {
   it('counts requests and their latency by GraphQL operation name (or REST route) and status', async () => {
     const before = await scrape();
     for (let i = 0; i < 3; i++) {
-      const answer = await postGraphQL(gateway.url, 'query MetricsPetPage { pets(first: 1) { totalCount } }');
+      const answer = await postGraphQL(gateway.baseUrl, { query: 'query MetricsPetPage { pets(first: 1) { totalCount } }' });
       expect(answer.status).toBe(200);
     }
-    await postGraphQL(gateway.url, '{ __typename }');
+    await postGraphQL(gateway.baseUrl, { query: '{ __typename }' });
     expect((await fetch(`${baseUrl}/pets/${petId}`)).status).toBe(200);
     const after = await scrape();
 
@@ -132,18 +127,13 @@ describe('GET /metrics', () => {
     const before = await scrape();
     const token = await bearer('metrics-errors');
     // GraphQL: a syntax error, an unknown field, a write without a token, an order over the stock.
-    await postGraphQL(gateway.url, '{ pets(first: 1) { ');
-    await postGraphQL(gateway.url, '{ pets(first: 1) { noSuchField } }');
-    await postGraphQL(gateway.url, 'mutation { createCategory(input: { name: "nope" }) { id } }');
-    const over = await postGraphQL(
-      gateway.url,
-      'mutation ($petId: ID!) { placeOrder(input: { petId: $petId, quantity: 99 }) { id } }',
-      { petId },
-      token,
-    );
+    await postGraphQL(gateway.baseUrl, { query: '{ pets(first: 1) { ' });
+    await postGraphQL(gateway.baseUrl, { query: '{ pets(first: 1) { noSuchField } }' });
+    await postGraphQL(gateway.baseUrl, { query: 'mutation { createCategory(input: { name: "nope" }) { id } }' });
+    const over = await postGraphQL(gateway.baseUrl, { query: 'mutation ($petId: ID!) { placeOrder(input: { petId: $petId, quantity: 99 }) { id } }', variables: { petId } }, token);
     expect(JSON.stringify(over.body)).toContain('INSUFFICIENT_STOCK');
     // Guards: a token that is not one, on GraphQL and on REST.
-    await postGraphQL(gateway.url, '{ __typename }', undefined, { authorization: 'Bearer not-a-token' });
+    await postGraphQL(gateway.baseUrl, { query: '{ __typename }' }, { authorization: 'Bearer not-a-token' });
     await fetch(`${baseUrl}/store/orders`, { headers: { authorization: 'Bearer not-a-token' } });
     // REST: no such pet, no token for orders, no such route.
     expect((await fetch(`${baseUrl}/pets/999999999`)).status).toBe(404);
@@ -166,7 +156,7 @@ describe('GET /metrics', () => {
   });
 
   it('shows the database pool by state', async () => {
-    await postGraphQL(gateway.url, '{ pets(first: 1) { totalCount } }');
+    await postGraphQL(gateway.baseUrl, { query: '{ pets(first: 1) { totalCount } }' });
     const metrics = await scrape();
     expect(metrics.types.get('petstore_db_pool_connections')).toBe('gauge');
     const total = valueOf(metrics, 'petstore_db_pool_connections', { state: 'total' });
@@ -195,17 +185,17 @@ describe('GET /metrics', () => {
     const before = await scrape();
     const legacyQuery = 'query Legacy($id: ID!) { getPetById(petId: $id) { id } }';
     const app = async (client: string | undefined, subject: string) => ({
-      authorization: `Bearer ${await processToken([], subject, client ? { azp: client } : {})}`,
+      authorization: `Bearer ${await testToken([], subject, { claims: client ? { azp: client } : {} })}`,
     });
     for (const headers of [await app('shop-frontend', 'alice'), await app('shop-frontend', 'ann'), {}, await app(undefined, 'carol')]) {
-      const answer = await postGraphQL(gateway.url, legacyQuery, { id: petId }, headers);
+      const answer = await postGraphQL(gateway.baseUrl, { query: legacyQuery, variables: { id: petId } }, headers);
       expect(answer.body, JSON.stringify(answer.body)).toEqual({
         data: { getPetById: { id: petId } },
         extensions: { deprecations: [{ field: 'Query.getPetById', reason: `Use pet(id:) instead. getPetById will be removed on 2099-12-31 (sunset date).`, sunset: '2099-12-31' }] },
       });
     }
     // The replacement is not counted.
-    await postGraphQL(gateway.url, 'query ($id: ID!) { pet(id: $id) { id } }', { id: petId }, await app('shop-frontend', 'alice'));
+    await postGraphQL(gateway.baseUrl, { query: 'query ($id: ID!) { pet(id: $id) { id } }', variables: { id: petId } }, await app('shop-frontend', 'alice'));
     await fetch(`${baseUrl}/pets/${petId}`, { headers: await app('legacy-app', 'bob') });
     await fetch(`${baseUrl}/pets/${petId}`, { method: 'HEAD' });
     // A method the route refuses is not a use of it.

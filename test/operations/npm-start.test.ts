@@ -5,7 +5,8 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createEmptyDatabase, dropDatabase } from '../support/database.js';
-import { freePort, npmRun, postGraphQL, run, startGateway, stopAll } from '../support/processes.js';
+import { freePort, npmRun, run, startGateway, stopAll } from '../support/processes.js';
+import { postGraphQL, type GraphQLAnswer } from '../support/http.js';
 
 /**
  * The real server process, started as `npm start` starts it
@@ -59,10 +60,10 @@ describe('npm start on the embedded default (no DATABASE_URL)', () => {
     expect(cold.output()).toContain('"firstStart":true');
     expect(cold.output()).toContain('demo data loaded');
 
-    const typename = await postGraphQL(cold.url, '{ __typename }');
+    const typename = await postGraphQL(cold.baseUrl, { query: '{ __typename }' });
     expect(typename).toEqual({ status: 200, body: { data: { __typename: 'Query' } } });
 
-    const seeded = await postGraphQL<PetsAnswer>(cold.url, petsQuery);
+    const seeded = await postGraphQL<GraphQLAnswer<PetsAnswer>>(cold.baseUrl, { query: petsQuery });
     expect(seeded.status).toBe(200);
     expect(seeded.body.errors).toBeUndefined();
     const pets = seeded.body.data?.pets;
@@ -75,7 +76,7 @@ describe('npm start on the embedded default (no DATABASE_URL)', () => {
     // Writes need a token: anonymous is refused, and `npm run token` mints one for this data folder's key.
     const createFish =
       'mutation { createCategory(input: { name: "Fish", description: "Written before the restart." }) { name } }';
-    const anonymous = await postGraphQL(cold.url, createFish);
+    const anonymous = await postGraphQL(cold.baseUrl, { query: createFish });
     expect(anonymous.body.errors?.[0]).toMatchObject({ extensions: { code: 'UNAUTHENTICATED', status: 401 } });
     // As the README shows it, TOKEN=$(npm run -s token -- …): the output is the token and nothing else.
     const minted = await run('npm', ['run', '-s', 'token', '--', '--scope', 'catalog:write'], { DATA_DIR: dataDir });
@@ -84,7 +85,7 @@ describe('npm start on the embedded default (no DATABASE_URL)', () => {
     expect(token).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
 
     // A write made now must survive the restart.
-    const created = await postGraphQL<{ createCategory: { name: string } }>(cold.url, createFish, undefined, {
+    const created = await postGraphQL<GraphQLAnswer<{ createCategory: { name: string } }>>(cold.baseUrl, { query: createFish }, {
       authorization: `Bearer ${token}`,
     });
     expect(created.body).toEqual({ data: { createCategory: { name: 'Fish' } } });
@@ -101,7 +102,7 @@ describe('npm start on the embedded default (no DATABASE_URL)', () => {
     expect(warm.output()).not.toContain('demo data loaded');
     expect(warm.output()).toContain('database schema is current');
 
-    const again = await postGraphQL<PetsAnswer>(warm.url, petsQuery);
+    const again = await postGraphQL<GraphQLAnswer<PetsAnswer>>(warm.baseUrl, { query: petsQuery });
     expect(again.body.errors).toBeUndefined();
     expect(again.body.data?.pets.totalCount).toBe(20);
     expect(again.body.data?.categories.totalCount).toBe(5);
@@ -121,13 +122,13 @@ describe('npm start after npm run db:migrate on a new DATA_DIR', () => {
     const first = await startGateway({ DATA_DIR: dataDir, PORT: '0' });
     expect(first.output()).toContain('"firstStart":false');
     expect(first.output()).toContain('demo data loaded');
-    const answer = await postGraphQL<PetsAnswer>(first.url, petsQuery);
+    const answer = await postGraphQL<GraphQLAnswer<PetsAnswer>>(first.baseUrl, { query: petsQuery });
     expect(answer.body.data?.pets.totalCount).toBe(20);
     expect(await first.stop()).toEqual({ code: 0, signal: null });
 
     const second = await startGateway({ DATA_DIR: dataDir, PORT: '0' });
     expect(second.output()).not.toContain('demo data loaded');
-    expect((await postGraphQL<PetsAnswer>(second.url, petsQuery)).body.data?.pets.totalCount).toBe(20);
+    expect((await postGraphQL<GraphQLAnswer<PetsAnswer>>(second.baseUrl, { query: petsQuery })).body.data?.pets.totalCount).toBe(20);
     expect(await second.stop()).toEqual({ code: 0, signal: null });
   });
 });
@@ -156,7 +157,7 @@ describe('npm start with DATABASE_URL', () => {
 
     // Not asked to migrate: serves, but touches nothing, and starts no embedded database.
     const untouched = await startGateway({ DATABASE_URL: database.url, DATA_DIR: dataDir, PORT: '0' });
-    expect((await postGraphQL(untouched.url, '{ __typename }')).body).toEqual({ data: { __typename: 'Query' } });
+    expect((await postGraphQL(untouched.baseUrl, { query: '{ __typename }' })).body).toEqual({ data: { __typename: 'Query' } });
     expect(await untouched.stop()).toEqual({ code: 0, signal: null });
     expect(await tables(database.url)).toEqual([]);
     expect(existsSync(path.join(dataDir, 'pglite'))).toBe(false);
@@ -178,7 +179,7 @@ describe('npm start with DATABASE_URL', () => {
       'pets',
     ]);
 
-    const answer = await postGraphQL<PetsAnswer>(migrating.url, petsQuery);
+    const answer = await postGraphQL<GraphQLAnswer<PetsAnswer>>(migrating.baseUrl, { query: petsQuery });
     expect(answer.body.errors).toBeUndefined();
     // Migrated, not seeded: a real server's data is not ours to invent.
     expect(answer.body.data).toEqual({ pets: { totalCount: 0, edges: [] }, categories: { totalCount: 0 } });

@@ -1,9 +1,11 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withAdmin } from '../support/database.js';
-import { baseUrlOf, cleanUp, migratedDatabase, processToken, startProcess } from '../support/operations.js';
+import { cleanUp, migratedDatabase, startProcess } from '../support/operations.js';
+import { testToken } from '../support/tokens.js';
 import { pgbouncerAvailable, type PgBouncer, startPgBouncer } from '../support/pgbouncer.js';
-import { type GatewayProcess, postGraphQL } from '../support/processes.js';
+import { type GatewayProcess} from '../support/processes.js';
+import { postGraphQL } from '../support/http.js';
 
 /**
  * The gateway behind PgBouncer in transaction pooling mode (DATABASE_POOLER=pgbouncer): no startup
@@ -34,8 +36,8 @@ beforeAll(async () => {
     DATABASE_STATEMENT_TIMEOUT_MS: '1000',
     LOG_LEVEL: 'info',
   });
-  baseUrl = baseUrlOf(gateway);
-  token = await processToken();
+  baseUrl = gateway.baseUrl;
+  token = await testToken();
 }, 60_000);
 
 afterAll(async () => {
@@ -44,11 +46,8 @@ afterAll(async () => {
   await cleanUp();
 });
 
-type Answer = { data?: Record<string, unknown> | null; errors?: Array<{ message: string; extensions?: Record<string, unknown> }> };
-const graphql = async (query: string, variables?: Record<string, unknown>) => {
-  const answer = await postGraphQL(`${baseUrl}/graphql`, query, variables, { authorization: `Bearer ${token}` });
-  return answer as { status: number; body: Answer };
-};
+const graphql = (query: string, variables?: Record<string, unknown>) =>
+  postGraphQL(baseUrl, { query, variables }, { authorization: `Bearer ${token}` });
 
 describe.skipIf(!haveBouncer)('behind PgBouncer in transaction pooling mode', () => {
   it('reads and writes, the same query many times (no prepared statement left on another connection)', async () => {

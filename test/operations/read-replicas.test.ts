@@ -2,7 +2,8 @@ import pg from 'pg';
 import { createPrismaClient } from '../../src/database/client.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFaultProxy } from '../support/fault-proxy.js';
-import { baseUrlOf, processToken, startProcess } from '../support/operations.js';
+import { startProcess } from '../support/operations.js';
+import { testToken } from '../support/tokens.js';
 import { type GatewayProcess } from '../support/processes.js';
 import { type ReplicatedServers, replicationAvailable, startReplicatedServers, waitForReplay } from '../support/replication.js';
 
@@ -46,7 +47,7 @@ beforeAll(async () => {
     startProcess(servers.primaryUrl, settings),
     startProcess(servers.primaryUrl, { ...settings, RESPONSE_CACHE_TTL_MS: '60000' }),
   ]);
-  token = await processToken();
+  token = await testToken();
   await Promise.all([inRotation(first), inRotation(second)]);
 }, 90_000);
 
@@ -76,12 +77,12 @@ async function graphql(gateway: GatewayProcess, query: string, variables: Record
 }
 
 async function rest(gateway: GatewayProcess, path: string, headers: Record<string, string> = {}): Promise<Answer> {
-  const response = await fetch(`${baseUrlOf(gateway)}${path}`, { headers: { accept: 'application/json', ...headers } });
+  const response = await fetch(`${gateway.baseUrl}${path}`, { headers: { accept: 'application/json', ...headers } });
   return { status: response.status, headers: response.headers, body: await response.json() };
 }
 
 type Readiness = { status: string; replicas: Array<{ name: string; state: string; lagSeconds: number | null }>; degraded?: { replicas?: string[] } };
-const readiness = async (gateway: GatewayProcess) => (await (await fetch(`${baseUrlOf(gateway)}/readyz`)).json()) as Readiness;
+const readiness = async (gateway: GatewayProcess) => (await (await fetch(`${gateway.baseUrl}/readyz`)).json()) as Readiness;
 
 async function until<T>(what: string, probe: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 15_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -214,7 +215,7 @@ describe.skipIf(!haveServers)('reads on a streaming replica', () => {
       expect(lagging.status).toBe('degraded');
       expect(lagging.replicas[0]!.lagSeconds).toBeGreaterThan(MAX_LAG_MS / 1000);
       expect(lagging.degraded?.replicas?.[0]).toMatch(/is lagging: its reads go to the primary/);
-      const metrics = await (await fetch(`${baseUrlOf(first)}/metrics`)).text();
+      const metrics = await (await fetch(`${first.baseUrl}/metrics`)).text();
       expect(metrics).toMatch(/petstore_db_replica_in_rotation\{replica="127\.0\.0\.1:\d+\/petstore"\} 0/);
       expect(metrics).toMatch(/petstore_db_replica_lag_seconds\{replica="127\.0\.0\.1:\d+\/petstore"\} [1-9]/);
       // A reader without a position now gets the primary's state, not the replica's old one.
@@ -226,7 +227,7 @@ describe.skipIf(!haveServers)('reads on a streaming replica', () => {
     }
     await inRotation(first);
     expect((await readiness(first)).status).toBe('ready');
-    const metrics = await (await fetch(`${baseUrlOf(first)}/metrics`)).text();
+    const metrics = await (await fetch(`${first.baseUrl}/metrics`)).text();
     expect(metrics).toMatch(/petstore_db_replica_in_rotation\{replica="[^"]+"\} 1/);
     expect(metrics).toMatch(/petstore_db_reads_total\{server="replica"\} [1-9]/);
     expect(first.output()).toMatch(/read replica out of rotation: its reads go to the primary/);

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
-import { baseUrlOf, cleanUp, migratedDatabase, startProcess } from '../support/operations.js';
+import { cleanUp, migratedDatabase, startProcess } from '../support/operations.js';
 import { stopAll } from '../support/processes.js';
 
 /**
@@ -37,7 +37,7 @@ describe('SIGTERM with requests in the accept backlog', () => {
       SHUTDOWN_GRACE_MS: '20000',
       LOG_LEVEL: 'warn',
     });
-    const base = baseUrlOf(gateway);
+    const base = gateway.baseUrl;
     const outcomes = Promise.all(
       Array.from({ length: LOAD }, () => getOnNewConnection(`${base}/graphql?query=%7B__typename%7D`)),
     );

@@ -2,7 +2,8 @@ import http from 'node:http';
 import net from 'node:net';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { baseUrlOf, cleanUp, migratedDatabase, processToken, startProcess } from '../support/operations.js';
+import { cleanUp, migratedDatabase, startProcess } from '../support/operations.js';
+import { testToken } from '../support/tokens.js';
 import { type GatewayProcess, stopAll } from '../support/processes.js';
 import { connectWebSocket, subscribeSse, untilSubscribed, waitFor } from '../support/subscriptions.js';
 
@@ -58,7 +59,7 @@ function refused(port: number): Promise<boolean> {
 }
 
 async function poolWaiting(gateway: GatewayProcess): Promise<number> {
-  const text = await (await fetch(`${baseUrlOf(gateway)}/metrics`)).text();
+  const text = await (await fetch(`${gateway.baseUrl}/metrics`)).text();
   const line = text.split('\n').find((l) => l.startsWith('petstore_db_pool_connections{state="waiting"}'));
   return Number(line?.split(' ')[1] ?? Number.NaN);
 }
@@ -105,9 +106,9 @@ describe.each([
 
     // Subscriptions open over both transports.
     const sse = await subscribeSse(gateway.url, 'subscription { petStatusChanged { petId } }');
-    const socket = await connectWebSocket(gateway.url, { token: await processToken() });
+    const socket = await connectWebSocket(gateway.url, { token: await testToken() });
     const ws = socket.subscribe('subscription { inventoryChanged { petId quantity } }');
-    await untilSubscribed(baseUrlOf(gateway), 2);
+    await untilSubscribed(gateway.baseUrl, 2);
 
     // The load: every request accepted and waiting on the database before the signal.
     const lock = await lockPets(database.url);
@@ -162,7 +163,7 @@ describe('when requests outlast the grace period', () => {
         () => 'cut',
       );
       await waitFor(async () => {
-        const text = await (await fetch(`${baseUrlOf(gateway)}/metrics`)).text();
+        const text = await (await fetch(`${gateway.baseUrl}/metrics`)).text();
         return /petstore_db_pool_connections\{state="idle"\} 0/.test(text) && /state="total"\} [1-9]/.test(text);
       }, 'the request to wait on the database');
       const signalledAt = Date.now();

@@ -3,7 +3,8 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanUp, emptyDatabase, migratedDatabase, processSecret, startProcess } from '../support/operations.js';
+import { cleanUp, emptyDatabase, migratedDatabase, startProcess } from '../support/operations.js';
+import { TEST_JWT_SECRET } from '../support/tokens.js';
 import { freePort, startGateway, stopAll } from '../support/processes.js';
 import { waitFor } from '../support/subscriptions.js';
 
@@ -42,7 +43,7 @@ describe('start-up', () => {
   it('stops with exit code 1 and one clear line when the port is taken (production)', async () => {
     const database = await migratedDatabase();
     const failure = await startGateway(
-      { NODE_ENV: 'production', DATABASE_URL: database.url, AUTH_JWT_SECRET: processSecret, HOST: '127.0.0.1', PORT: String(takenPort) },
+      { NODE_ENV: 'production', DATABASE_URL: database.url, AUTH_JWT_SECRET: TEST_JWT_SECRET, HOST: '127.0.0.1', PORT: String(takenPort) },
       30_000,
     ).then(
       () => 'started',

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
-import { arrangePets, baseUrlOf, cleanUp, migratedDatabase, startProcess } from '../support/operations.js';
+import { arrangePets, cleanUp, migratedDatabase, startProcess } from '../support/operations.js';
 import { type GatewayProcess, stopAll } from '../support/processes.js';
 import { waitFor } from '../support/subscriptions.js';
 
@@ -32,7 +32,7 @@ beforeAll(async () => {
     DATABASE_QUERY_TIMEOUT_MS: '1500',
     DATABASE_CONNECT_TIMEOUT_MS: '1000',
   });
-  base = baseUrlOf(gateway);
+  base = gateway.baseUrl;
 }, 60_000);
 
 afterAll(async () => {

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { arrangePets, baseUrlOf, cleanUp, migratedDatabase, startProcess } from '../support/operations.js';
+import { arrangePets, cleanUp, migratedDatabase, startProcess } from '../support/operations.js';
 import { type GatewayProcess, stopAll } from '../support/processes.js';
 
 /**
@@ -28,7 +28,7 @@ beforeAll(async () => {
     DATABASE_STATEMENT_TIMEOUT_MS: '2000',
     REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
   });
-  base = baseUrlOf(gateway);
+  base = gateway.baseUrl;
 }, 60_000);
 
 afterAll(async () => {

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
-import { baseUrlOf, channelPrefix, cleanUp, migratedDatabase, processToken, REDIS_URL, startProcess } from '../support/operations.js';
+import { channelPrefix, cleanUp, migratedDatabase, REDIS_URL, startProcess } from '../support/operations.js';
+import { testToken } from '../support/tokens.js';
 import { type GatewayProcess, stopAll } from '../support/processes.js';
 import { waitFor } from '../support/subscriptions.js';
 
@@ -32,7 +33,7 @@ beforeAll(async () => {
     REQUEST_TIMEOUT_MS: '3000',
     RESPONSE_CACHE_TTL_MS: '60000',
   });
-  base = baseUrlOf(gateway);
+  base = gateway.baseUrl;
 }, 60_000);
 
 afterAll(async () => {
@@ -63,7 +64,7 @@ async function timedWrite() {
   const startedAt = performance.now();
   const response = await fetch(`${base}/graphql`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${await processToken()}` },
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${await testToken()}` },
     body: JSON.stringify({
       query: 'mutation ($name: String!) { createCategory(input: { name: $name }) { id } }',
       variables: { name: `Written meanwhile ${randomUUID().slice(0, 8)}` },

@@ -4,7 +4,8 @@ import { base64url, CompactSign, exportJWK, generateKeyPair, type JWK, SignJWT }
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTokenVerifier } from '../../src/auth/tokens.js';
 import { DomainError } from '../../src/errors.js';
-import { testSecret, testToken, useTestGateway } from '../support/gateway.js';
+import { useTestGateway } from '../support/gateway.js';
+import { testSecret, testToken } from '../support/tokens.js';
 import { type Answer, bearer, expectRefusal, type GraphQLAnswer, postGraphQL, send } from '../support/http.js';
 import { restClient } from '../support/rest.js';
 
@@ -64,7 +65,7 @@ async function badHeaders(): Promise<Array<[string, string]>> {
       'alg HS512 with the right secret',
       `Bearer ${await new SignJWT(claims).setProtectedHeader({ alg: 'HS512' }).setSubject('mallory').setExpirationTime('1h').sign(new Uint8Array([...testSecret, ...testSecret]))}`,
     ],
-    ['an expired token', `Bearer ${await testToken(undefined, 'late', '-1h')}`],
+    ['an expired token', `Bearer ${await testToken(undefined, 'late', { expiresIn: '-1h' })}`],
     [
       'a token not valid yet (nbf)',
       `Bearer ${await new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setSubject('early').setNotBefore('1h').setExpirationTime('2h').sign(testSecret)}`,
@@ -156,7 +157,7 @@ describe('a header that is present but not a valid bearer token', () => {
 
   it('names what is wrong in plain words, the same on GraphQL and REST, without echoing the token', async () => {
     const now = Math.floor(Date.now() / 1000);
-    const expired = await testToken(undefined, 'late', '-1h');
+    const expired = await testToken(undefined, 'late', { expiresIn: '-1h' });
     const otherSecret = new TextEncoder().encode('another-secret-that-is-long-enough-for-hs256');
     const good = await testToken();
     const [header, , signature] = good.split('.');

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testToken, useTestGateway } from '../support/gateway.js';
+import { useTestGateway } from '../support/gateway.js';
+import { testToken } from '../support/tokens.js';
 import { defaultLimits } from '../../src/config.js';
 import { bearer, databaseState, expectDocumentedError, expectRefusal, type GraphQLAnswer, postGraphQL, send } from '../support/http.js';
 import { restClient } from '../support/rest.js';

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { testToken, useTestGateway } from '../support/gateway.js';
+import { useTestGateway } from '../support/gateway.js';
+import { testToken } from '../support/tokens.js';
 import { bearer, expectGraphQLError, type GraphQLAnswer, postGraphQL, send } from '../support/http.js';
 
 /**

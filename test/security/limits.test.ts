@@ -4,7 +4,8 @@ import { parse } from 'graphql';
 import { WebSocket } from 'ws';
 import { defaultLimits } from '../../src/config.js';
 import { operationCost } from '../../src/http/plugins/use-variable-page-cost.js';
-import { type TestGateway, testToken, useTestGateway } from '../support/gateway.js';
+import { type TestGateway, useTestGateway } from '../support/gateway.js';
+import { testToken } from '../support/tokens.js';
 import {
   type Answer,
   bearer,

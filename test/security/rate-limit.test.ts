@@ -3,7 +3,8 @@ import { request as httpRequest } from 'node:http';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintToken } from '../../src/auth/tokens.js';
-import { testToken, useTestGateway } from '../support/gateway.js';
+import { useTestGateway } from '../support/gateway.js';
+import { testToken } from '../support/tokens.js';
 import {
   type Answer,
   bearer,
@@ -12,7 +13,7 @@ import {
   type GraphQLAnswer,
   postGraphQL,
 } from '../support/http.js';
-import { baseUrlOf, cleanUp, migratedDatabase, startProcess } from '../support/operations.js';
+import { cleanUp, migratedDatabase, startProcess } from '../support/operations.js';
 import { type GatewayProcess, stopAll } from '../support/processes.js';
 import { restClient } from '../support/rest.js';
 import { connectWebSocket } from '../support/subscriptions.js';
@@ -87,7 +88,7 @@ describe('the rate limit of one gateway', () => {
     }
     expectLimited(await postGraphQL(gateway.baseUrl, typename, bearer(alice)));
     // Another token of the same subject is the same client.
-    const aliceAgain = await testToken(['orders:read'], 'alice', '2h');
+    const aliceAgain = await testToken(['orders:read'], 'alice', { expiresIn: '2h' });
     expectLimited(await postGraphQL(gateway.baseUrl, typename, bearer(aliceAgain)));
     // Another subject is not.
     expectCounted(await postGraphQL(gateway.baseUrl, typename, bearer(await testToken(undefined, 'bob'))), LIMIT - 1);
@@ -217,7 +218,7 @@ describe('rate limits shared through Redis (REDIS_URL)', () => {
   /** A gateway process (`tsx src/main.ts`) on this block's database. */
   async function start(settings: Record<string, string>): Promise<{ gateway: GatewayProcess; baseUrl: string }> {
     const gateway = await startProcess(databaseUrl, settings);
-    return { gateway, baseUrl: baseUrlOf(gateway) };
+    return { gateway, baseUrl: gateway.baseUrl };
   }
   const stop = (gateway: GatewayProcess) => gateway.stop();
 

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { allScopes, type Scope, scopes } from '../../src/auth/scopes.js';
-import { testToken, useTestGateway } from '../support/gateway.js';
+import { useTestGateway } from '../support/gateway.js';
+import { testToken } from '../support/tokens.js';
 import { bearer, databaseState, expectGraphQLError, type GraphQLAnswer, postGraphQL } from '../support/http.js';
 import { restClient } from '../support/rest.js';
 

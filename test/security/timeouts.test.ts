@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type TestGateway, testToken, useTestGateway } from '../support/gateway.js';
+import { type TestGateway, useTestGateway } from '../support/gateway.js';
+import { testToken } from '../support/tokens.js';
 import {
   bearer,
   databaseState,

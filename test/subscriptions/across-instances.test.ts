@@ -1,17 +1,10 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scopes } from '../../src/auth/scopes.js';
-import {
-  arrangePets,
-  baseUrlOf,
-  channelPrefix,
-  cleanUp,
-  migratedDatabase,
-  processToken,
-  REDIS_URL,
-  startProcess,
-} from '../support/operations.js';
-import { freePort, type GatewayProcess, postGraphQL, stopAll } from '../support/processes.js';
+import { arrangePets, channelPrefix, cleanUp, migratedDatabase, REDIS_URL, startProcess } from '../support/operations.js';
+import { testToken } from '../support/tokens.js';
+import { freePort, type GatewayProcess, stopAll } from '../support/processes.js';
+import { postGraphQL, type GraphQLAnswer } from '../support/http.js';
 import {
   connectWebSocket,
   type ExecutionResult,
@@ -66,7 +59,7 @@ async function untilRedisSubscribed(...topics: string[]) {
 }
 
 async function mutate<T = Record<string, unknown>>(gateway: GatewayProcess, query: string, variables: Record<string, unknown>) {
-  const answer = await postGraphQL<T>(gateway.url, query, variables, { authorization: `Bearer ${await processToken()}` });
+  const answer = await postGraphQL<GraphQLAnswer<T>>(gateway.baseUrl, { query, variables }, { authorization: `Bearer ${await testToken()}` });
   expect(answer.body.errors, JSON.stringify(answer.body.errors)).toBeUndefined();
   return answer.body.data!;
 }
@@ -108,7 +101,7 @@ const queries = {
 
 /** The four subscriptions, on `gateway`, over SSE or WebSocket; resolves once they are live. */
 async function subscribeAll(gateway: GatewayProcess, transport: 'SSE' | 'WebSocket', petId: string): Promise<Subscriber> {
-  const token = await processToken([scopes.readOrders], 'subscriber');
+  const token = await testToken([scopes.readOrders], 'subscriber');
   let connection: WebSocketConnection | undefined;
   const open = async <T>(query: string, variables?: Record<string, unknown>, withToken = false) => {
     if (transport === 'SSE') {
@@ -127,7 +120,7 @@ async function subscribeAll(gateway: GatewayProcess, transport: 'SSE' | 'WebSock
       await connection?.dispose();
     },
   } as Subscriber;
-  await untilSubscribed(baseUrlOf(gateway), 4);
+  await untilSubscribed(gateway.baseUrl, 4);
   await untilRedisSubscribed('inventoryChanged', `inventoryChanged:pet:${petId}`, 'orderChanged', 'petStatusChanged');
   return subscriber;
 }
@@ -206,8 +199,8 @@ describe('the other way round', () => {
     const onLocal = await subscribeSse<{ inventoryChanged: { petId: string; quantity: number } }>(local.url, queries.petInventory, {
       variables: { petId: pet.id },
     });
-    await untilSubscribed(baseUrlOf(b), 1);
-    await untilSubscribed(baseUrlOf(local), 1);
+    await untilSubscribed(b.baseUrl, 1);
+    await untilSubscribed(local.baseUrl, 1);
     await untilRedisSubscribed(`inventoryChanged:pet:${pet.id}`);
 
     await setStock(a, pet.id, 21);
@@ -233,7 +226,7 @@ describe('when Redis is away', () => {
     // ioredis gives up on the queued PUBLISH after its retries; that must not end the process.
     await waitFor(() => /PUBLISH failed/.test(lonely.output()), 'the lost event to be logged', 20_000);
     await setStock(lonely, pets[0]!.id, 4);
-    expect((await fetch(`${baseUrlOf(lonely)}/healthz`)).status).toBe(200);
+    expect((await fetch(`${lonely.baseUrl}/healthz`)).status).toBe(200);
     await subscription.close();
     expect(await lonely.stop('SIGTERM')).toEqual({ code: 0, signal: null });
     expect(lonely.output()).not.toMatch(/Unhandled|uncaught/i);
@@ -246,16 +239,16 @@ describe('subscribers that go away', () => {
     // ending the process) when an SSE client closed its connection.
     for (let i = 0; i < 5; i++) {
       const sse = await subscribeSse(a.url, queries.statuses);
-      await untilSubscribed(baseUrlOf(a), 1);
+      await untilSubscribed(a.baseUrl, 1);
       await sse.close();
-      await waitFor(async () => (await openSubscriptions(baseUrlOf(a))) === 0, 'the subscription to end on the server');
+      await waitFor(async () => (await openSubscriptions(a.baseUrl)) === 0, 'the subscription to end on the server');
     }
     const socket = await connectWebSocket(a.url);
     socket.subscribe(queries.statuses);
-    await untilSubscribed(baseUrlOf(a), 1);
+    await untilSubscribed(a.baseUrl, 1);
     await socket.dispose();
-    await waitFor(async () => (await openSubscriptions(baseUrlOf(a))) === 0, 'the WebSocket subscription to end');
-    expect((await fetch(`${baseUrlOf(a)}/healthz`)).status).toBe(200);
+    await waitFor(async () => (await openSubscriptions(a.baseUrl)) === 0, 'the WebSocket subscription to end');
+    expect((await fetch(`${a.baseUrl}/healthz`)).status).toBe(200);
     expect(a.output()).not.toMatch(/ERR_INVALID_STATE|Uncaught|Unhandled/i);
   });
 });

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { scopes } from '../../src/auth/scopes.js';
-import { testToken, useTestGateway } from '../support/gateway.js';
+import { useTestGateway } from '../support/gateway.js';
+import { testToken } from '../support/tokens.js';
 import {
   connectWebSocket,
   type ExecutionResult,
@@ -322,7 +323,7 @@ describe('subscriptions and the gateway', () => {
   it.each(transports.map((transport) => [transport.name, transport] as const))(
     'over %s, a subscription ends with UNAUTHENTICATED when the token it was opened with expires',
     async (_name, transport) => {
-      const token = await testToken([], 'short-lived', '2s');
+      const token = await testToken([], 'short-lived', { expiresIn: '2s' });
       const subscription = await transport.subscribe(petStatusSubscription, { token });
       const expired = await subscription.next(5_000);
       expect(expired.data ?? null).toBeNull();
@@ -332,7 +333,7 @@ describe('subscriptions and the gateway', () => {
   );
 
   it('over WebSocket, an operation sent after the token expired is refused; the connection stays', async () => {
-    const connection = await connectWebSocket(`${gateway.baseUrl}/graphql`, { token: await testToken([], 'brief', '1s') });
+    const connection = await connectWebSocket(`${gateway.baseUrl}/graphql`, { token: await testToken([], 'brief', { expiresIn: '1s' }) });
     connections.push(connection);
     await new Promise((resolve) => setTimeout(resolve, 1_100));
     const late = connection.subscribe('query { __typename }');

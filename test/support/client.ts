@@ -1,7 +1,8 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { type DocumentNode, print } from 'graphql';
 import { expect } from 'vitest';
-import type { GraphQLResponse, TestGateway } from './gateway.js';
+import type { TestGateway } from './gateway.js';
+import type { GraphQLAnswer } from './http.js';
 
 /**
  * Sends the typed documents that `npm run schema:print` generates from
@@ -25,12 +26,12 @@ type VariablesArg<V> = Record<string, never> extends V ? [variables?: V] : [vari
 
 export interface GraphQLClient {
   /** Sends a typed operation with variables of its type. */
-  send<R, V>(document: TypedDocumentNode<R, V>, ...variables: VariablesArg<V>): Promise<GraphQLResponse<R>>;
+  send<R, V>(document: TypedDocumentNode<R, V>, ...variables: VariablesArg<V>): Promise<GraphQLAnswer<R>>;
   /** Sends a typed operation with any variables, for the inputs a typed client would never send. */
   sendUnchecked<R, V>(
     document: TypedDocumentNode<R, V>,
     variables: Record<string, unknown>,
-  ): Promise<GraphQLResponse<R>>;
+  ): Promise<GraphQLAnswer<R>>;
   /** Sends a typed operation that must succeed, and returns its data. */
   ok<R, V>(document: TypedDocumentNode<R, V>, ...variables: VariablesArg<V>): Promise<R>;
 }
@@ -69,7 +70,7 @@ export type ExpectedCode = keyof typeof expectedStatus;
  * status), naming `field` when given, and returns that error.
  */
 export function expectError(
-  response: GraphQLResponse<unknown>,
+  response: GraphQLAnswer<unknown>,
   code: ExpectedCode,
   field?: string,
 ): { message: string; path?: string[]; extensions?: Record<string, unknown> } {

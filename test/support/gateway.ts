@@ -6,8 +6,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, inject } from 'vitest';
-import { allScopes } from '../../src/auth/scopes.js';
-import { createTokenVerifier, mintToken, type TokenKeys } from '../../src/auth/tokens.js';
+import { createTokenVerifier, type TokenKeys } from '../../src/auth/tokens.js';
 import { type GatewaySettings, type Limits, loadConfig, type ResponseCacheSettings, type TrustProxy } from '../../src/config.js';
 import { createPrismaClient, type PrismaClient } from '../../src/database/client.js';
 import { startEmbeddedPostgres } from '../../src/database/embedded.js';
@@ -18,11 +17,8 @@ import { createMetrics } from '../../src/observability/metrics.js';
 import type { TrustedDocumentsOptions } from '../../src/http/plugins/use-trusted-documents.js';
 import { createGateway } from '../../src/server.js';
 import { createMigratedDatabase, dropDatabase } from './database.js';
-
-export interface GraphQLResponse<T = Record<string, unknown>> {
-  data?: T | null;
-  errors?: Array<{ message: string; path?: string[]; extensions?: Record<string, unknown> }>;
-}
+import { bearer, type GraphQLAnswer, postGraphQL } from './http.js';
+import { testSecret, testToken } from './tokens.js';
 
 export interface TestGateway {
   /** http://127.0.0.1:<port> */
@@ -37,7 +33,7 @@ export interface TestGateway {
     query: string,
     variables?: Record<string, unknown>,
     options?: RequestOptions,
-  ): Promise<GraphQLResponse<T>>;
+  ): Promise<GraphQLAnswer<T>>;
   /** Headers that authenticate with every scope, for hand-made requests. */
   authorization(): Promise<Record<string, string>>;
 }
@@ -74,14 +70,6 @@ export interface GatewayTestOptions {
   compiledExecution?: { afterUses: number } | false;
   /** Which documents are run (TRUSTED_DOCUMENTS); any by default. */
   trustedDocuments?: TrustedDocumentsOptions;
-}
-
-/** The HS256 key of every test gateway; tests mint their tokens with it. */
-export const testSecret = new TextEncoder().encode('test-secret-that-is-long-enough-for-hs256');
-
-/** A token with the given scopes (all of them by default), signed with the test key. */
-export function testToken(scopes: readonly string[] = allScopes, subject = 'test-user', expiresIn = '1h') {
-  return mintToken(testSecret, { subject, scopes: [...scopes], expiresIn });
 }
 
 export interface RequestOptions {
@@ -142,17 +130,8 @@ export function useTestGateway(options: GatewayTestOptions = {}): TestGateway {
       },
       async graphql(query: string, variables?: Record<string, unknown>, request: RequestOptions = {}) {
         const token = request.token === undefined ? await testToken() : request.token;
-        const response = await fetch(`${gateway.baseUrl}/graphql`, {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            accept: 'application/graphql-response+json',
-            ...(token ? { authorization: `Bearer ${token}` } : {}),
-            ...request.headers,
-          },
-          body: JSON.stringify({ query, variables }),
-        });
-        return response.json();
+        const answer = await postGraphQL(gateway.baseUrl, { query, variables }, { ...(token ? bearer(token) : {}), ...request.headers });
+        return answer.body;
       },
     });
     stop = async () => {

@@ -43,8 +43,8 @@ export function postGraphQL<B = GraphQLAnswer>(
 
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
-export interface GraphQLAnswer {
-  data?: Record<string, unknown> | null;
+export interface GraphQLAnswer<D = Record<string, unknown>> {
+  data?: D | null;
   errors?: Array<{ message: string; path?: string[]; extensions?: Record<string, unknown> }>;
   extensions?: Record<string, unknown>;
   /** Present on refusals made before GraphQL ran (the spec's Error object). */

@@ -1,26 +1,17 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
-import { allScopes } from '../../src/auth/scopes.js';
-import { mintToken } from '../../src/auth/tokens.js';
 import { createPrismaClient, type PrismaClient } from '../../src/database/client.js';
 import { createEmptyDatabase, createMigratedDatabase, dropDatabase } from './database.js';
-import { type GatewayProcess, startGateway } from './processes.js';
+import { startGateway } from './processes.js';
+import { TEST_JWT_SECRET } from './tokens.js';
 
 /**
- * For tests of the real server process (`tsx src/main.ts`): its HS256 secret
- * and tokens signed with it, databases it can use, and a way to start it with
- * everything a test needs, all cleaned up by `cleanUp()` in afterAll.
+ * For tests of the real server process (`tsx src/main.ts`): databases it can
+ * use, and a way to start it with everything a test needs (it verifies the
+ * tokens of ./tokens.ts), all cleaned up by `cleanUp()` in afterAll.
  */
 
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-
-/** A secret for AUTH_JWT_SECRET (the process verifies HS256 tokens with it). */
-export const processSecret = randomBytes(24).toString('base64url');
-
-/** A token the process accepts: every scope unless told, for `subject`, with any further claims. */
-export function processToken(scopes: readonly string[] = allScopes, subject = 'process-test', claims?: Record<string, unknown>) {
-  return mintToken(new TextEncoder().encode(processSecret), { subject, scopes: [...scopes], expiresIn: '1h', claims });
-}
 
 /** Unique per test run: the processes of one test hear each other through Redis, and no one else. */
 export const channelPrefix = () => `test:${randomUUID()}:`;
@@ -55,7 +46,7 @@ export function startProcess(databaseUrl: string, settings: Record<string, strin
     DATABASE_URL: databaseUrl,
     HOST: '127.0.0.1',
     PORT: '0',
-    AUTH_JWT_SECRET: processSecret,
+    AUTH_JWT_SECRET: TEST_JWT_SECRET,
     LOG_LEVEL: 'warn',
     // With REDIS_URL the rate-limit counters live in Redis, shared with whatever else uses it
     // (other test files, other checkouts): a prefix of its own keeps this process's apart.
@@ -63,9 +54,6 @@ export function startProcess(databaseUrl: string, settings: Record<string, strin
     ...settings,
   });
 }
-
-/** The base URL (http://host:port) of a gateway process. */
-export const baseUrlOf = (gateway: GatewayProcess) => gateway.url.replace(/\/graphql$/, '');
 
 /** Drops the databases and disconnects the clients made here. */
 export async function cleanUp() {

@@ -108,6 +108,8 @@ export function freePort(): Promise<number> {
 export interface GatewayProcess {
   /** The address it printed: http://host:port/graphql */
   url: string;
+  /** http://host:port */
+  baseUrl: string;
   /** Milliseconds from spawning the process to its ready line. */
   startupMs: number;
   /** Everything it wrote so far, stdout and stderr. */
@@ -147,6 +149,7 @@ export function startGateway(
       clearTimeout(timer);
       resolve({
         url,
+        baseUrl: url.replace(/\/graphql$/, ''),
         startupMs: Math.round(performance.now() - startedAt),
         output: () => output,
         async stop(signal = 'SIGTERM', stopTimeoutMs = 15_000) {
@@ -173,19 +176,4 @@ export function startGateway(
       reject(new Error(`the gateway exited (code ${code}, signal ${signal}) before it was ready:\n${output}`));
     });
   });
-}
-
-/** POSTs a GraphQL request to `url` and returns the parsed answer. */
-export async function postGraphQL<T = Record<string, unknown>>(
-  url: string,
-  query: string,
-  variables?: Record<string, unknown>,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; body: { data?: T | null; errors?: Array<{ message: string }> } }> {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', ...headers },
-    body: JSON.stringify({ query, variables }),
-  });
-  return { status: response.status, body: await response.json() };
 }

@@ -4,13 +4,8 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  baseUrlOf,
-  cleanUp,
-  migratedDatabase,
-  processToken,
-  startProcess,
-} from '../support/operations.js';
+import { cleanUp, migratedDatabase, startProcess } from '../support/operations.js';
+import { testToken } from '../support/tokens.js';
 import { chromiumAvailable, launchChromium } from '../support/browser.js';
 import { type GatewayProcess, projectRoot, run } from '../support/processes.js';
 
@@ -77,8 +72,8 @@ beforeAll(async () => {
     TRUSTED_DOCUMENTS_MANIFESTS: path.join(example, 'src/gql/persisted-documents.json'),
     CORS_ORIGINS: origin,
   });
-  token = await processToken(['orders:write']);
-  appUrl = `${origin}/?gateway=${encodeURIComponent(baseUrlOf(gateway))}&token=${encodeURIComponent(token)}`;
+  token = await testToken(['orders:write']);
+  appUrl = `${origin}/?gateway=${encodeURIComponent(gateway.baseUrl)}&token=${encodeURIComponent(token)}`;
   await mkdir(screenshots, { recursive: true });
   browser = await launchChromium();
 }, 240_000);
@@ -99,7 +94,7 @@ async function openApp(): Promise<Page> {
 
 /** Subscriptions open on the gateway, as its metrics count them. */
 async function openSubscriptions(): Promise<number> {
-  const metrics = await fetch(`${baseUrlOf(gateway!)}/metrics`).then((response) => response.text());
+  const metrics = await fetch(`${gateway!.baseUrl}/metrics`).then((response) => response.text());
   return Number(metrics.match(/^petstore_open_subscriptions (\d+)/m)?.[1]);
 }
 
@@ -125,7 +120,7 @@ describe.skipIf(!haveChromium)('the example web app, in Chromium, against a gate
     // A second page, subscribed to stock changes.
     const second = await openApp();
     // Give its subscription a moment to be set up on the gateway before the order.
-    await expect.poll(async () => (await fetch(`${baseUrlOf(gateway!)}/metrics`).then((r) => r.text())).match(/^petstore_open_subscriptions (\d+)/m)?.[1]).toBe('2');
+    await expect.poll(async () => (await fetch(`${gateway!.baseUrl}/metrics`).then((r) => r.text())).match(/^petstore_open_subscriptions (\d+)/m)?.[1]).toBe('2');
 
     expect(await stockOf(second, 'Dog 2').textContent()).toBe('3');
     await first.locator('tr', { hasText: 'Dog 2' }).locator('button').click();

@@ -8,7 +8,8 @@ import {
 } from '../../generated/graphql.js';
 import { stockSteps } from '../../support/stock.js';
 import { clientFor, codesOf, expectedStatus, expectError } from '../../support/client.js';
-import { testToken, useTestGateway } from '../../support/gateway.js';
+import { useTestGateway } from '../../support/gateway.js';
+import { testToken } from '../../support/tokens.js';
 import { bearer, databaseState, expectDocumentedError, type GraphQLAnswer, postGraphQL } from '../../support/http.js';
 
 /**
