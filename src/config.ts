@@ -91,34 +91,46 @@ const httpsOrLocalUrl = (name: string) =>
 
 const isWebOrigin = (value: string) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol);
 
+/** What a setting is for, for docs/configuration.md (npm run docs:config); `shownDefault` where the default is not one value. */
+type SettingDoc = {
+  group: string;
+  description: string;
+  shownDefault?: string;
+};
+const about = (group: string, description: string, shownDefault?: string): SettingDoc => ({
+  group,
+  description,
+  ...(shownDefault === undefined ? {} : { shownDefault }),
+});
+
 const environmentSchema = z.object({
   NODE_ENV: z
     .enum(['development', 'test', 'production'], { error: 'NODE_ENV must be development, test or production' })
-    .default('development'),
-  HOST: z.string().min(1, { error: 'HOST must be a host name or address to listen on' }).default('127.0.0.1'),
-  PORT: port('PORT').default(4000),
-  METRICS_PORT: port('METRICS_PORT').optional(),
+    .default('development').meta(about('Server', '`development`, `test` or `production`. Production refuses to start without a token key, and turns GraphiQL and introspection off unless told.')),
+  HOST: z.string().min(1, { error: 'HOST must be a host name or address to listen on' }).default('127.0.0.1').meta(about('Server', 'The address the gateway listens on.')),
+  PORT: port('PORT').default(4000).meta(about('Server', 'The port the gateway listens on (`0`: any free port, printed at start).')),
+  METRICS_PORT: port('METRICS_PORT').optional().meta(about('Metrics and logs', 'Serve `/metrics` on a port of its own (then not on the API\'s), for a scraper on a network clients do not reach.', 'the API\'s port')),
   METRICS_CLIENT_CLAIM: z
     .string()
     .regex(/^[\w.:-]{1,64}$/, { error: 'METRICS_CLIENT_CLAIM must be the name of a token claim, such as azp or client_id' })
-    .optional(),
+    .optional().meta(about('Metrics and logs', 'The token claim naming the client application (`azp`, `client_id`…), used as the `client` label of the deprecation metrics.', '(none)')),
   METRICS_TOKEN: z
     .string()
     .min(16, { error: 'METRICS_TOKEN must be at least 16 characters (the bearer token Prometheus sends)' })
-    .optional(),
-  DATABASE_URL: postgresUrl('DATABASE_URL').optional(),
-  DATABASE_POOL_SIZE: wholeNumber('DATABASE_POOL_SIZE', 1, 100).optional(),
-  DATABASE_STATEMENT_TIMEOUT_MS: wholeNumber('DATABASE_STATEMENT_TIMEOUT_MS', 100, 600_000).default(5_000),
-  DATABASE_CONNECT_TIMEOUT_MS: wholeNumber('DATABASE_CONNECT_TIMEOUT_MS', 100, 600_000).default(5_000),
-  DATABASE_QUERY_TIMEOUT_MS: wholeNumber('DATABASE_QUERY_TIMEOUT_MS', 100, 600_000).optional(),
-  DATABASE_MAX_WAITING: wholeNumber('DATABASE_MAX_WAITING', 0, 100_000).default(50),
-  DATABASE_IDLE_TIMEOUT_MS: wholeNumber('DATABASE_IDLE_TIMEOUT_MS', 0, 86_400_000).default(10_000),
-  EMBEDDED_DATABASE_IDLE_TIMEOUT_MS: wholeNumber('EMBEDDED_DATABASE_IDLE_TIMEOUT_MS', 0, 86_400_000).default(0),
-  HTTP_KEEP_ALIVE_TIMEOUT_MS: wholeNumber('HTTP_KEEP_ALIVE_TIMEOUT_MS', 0, 3_600_000).default(5_000),
-  DATABASE_PREPARED_STATEMENTS: wholeNumber('DATABASE_PREPARED_STATEMENTS', 0, 10_000).optional(),
+    .optional().meta(about('Metrics and logs', 'A bearer token `/metrics` asks for, at least 16 characters.', '(none: open)')),
+  DATABASE_URL: postgresUrl('DATABASE_URL').optional().meta(about('Database', 'PostgreSQL connection URL, `postgresql://user@host:5432/db`. Without it the gateway runs the embedded PostgreSQL.', '(embedded PGlite)')),
+  DATABASE_POOL_SIZE: wholeNumber('DATABASE_POOL_SIZE', 1, 100).optional().meta(about('Database', 'Connections in the pool, 1–100.', '10 (1 embedded)')),
+  DATABASE_STATEMENT_TIMEOUT_MS: wholeNumber('DATABASE_STATEMENT_TIMEOUT_MS', 100, 600_000).default(5_000).meta(about('Limits', 'PostgreSQL cancels any statement running longer (`TIMEOUT`, 503; a write is undone whole). Not on the embedded database.')),
+  DATABASE_CONNECT_TIMEOUT_MS: wholeNumber('DATABASE_CONNECT_TIMEOUT_MS', 100, 600_000).default(5_000).meta(about('Database', 'Connecting to PostgreSQL, and waiting for a pooled connection.')),
+  DATABASE_QUERY_TIMEOUT_MS: wholeNumber('DATABASE_QUERY_TIMEOUT_MS', 100, 600_000).optional().meta(about('Database', 'How long the gateway waits for one statement\'s answer before it gives the connection up (a server gone silent).', 'statement timeout + 2000')),
+  DATABASE_MAX_WAITING: wholeNumber('DATABASE_MAX_WAITING', 0, 100_000).default(50).meta(about('Database', 'Requests that may wait for a database connection at once; more are answered `503 UNAVAILABLE` at once.')),
+  DATABASE_IDLE_TIMEOUT_MS: wholeNumber('DATABASE_IDLE_TIMEOUT_MS', 0, 86_400_000).default(10_000).meta(about('Database', 'A pooled connection idle this long is closed (`0`: kept until it fails).')),
+  EMBEDDED_DATABASE_IDLE_TIMEOUT_MS: wholeNumber('EMBEDDED_DATABASE_IDLE_TIMEOUT_MS', 0, 86_400_000).default(0).meta(about('Embedded database', 'The embedded database closes a connection idle this long, as PostgreSQL\'s `idle_session_timeout` does (`0`: never).')),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: wholeNumber('HTTP_KEEP_ALIVE_TIMEOUT_MS', 0, 3_600_000).default(5_000).meta(about('Server', 'How long an idle HTTP keep-alive connection stays open. Behind a proxy, keep the proxy\'s own idle timeout below it.')),
+  DATABASE_PREPARED_STATEMENTS: wholeNumber('DATABASE_PREPARED_STATEMENTS', 0, 10_000).optional().meta(about('Database', 'How many distinct SQL texts run as named prepared statements, so PostgreSQL parses and plans each once per connection (later texts run unnamed). `0` prepares none, as PgBouncer in transaction mode before 1.21 needs.', '500 (0 with `DATABASE_POOLER=pgbouncer`)')),
   DATABASE_POOLER: z
     .enum(['none', 'pgbouncer'], { error: 'DATABASE_POOLER must be none or pgbouncer (PgBouncer in transaction pooling mode)' })
-    .default('none'),
+    .default('none').meta(about('Database', '`pgbouncer` when `DATABASE_URL` points at PgBouncer in transaction pooling mode: no startup parameters, no prepared statements (see operations.md).')),
   DATABASE_REPLICA_URLS: z
     .string()
     .refine(
@@ -129,82 +141,82 @@ const environmentSchema = z.object({
           .every((url) => /^postgres(ql)?:\/\//.test(url) && URL.canParse(url)),
       { error: 'DATABASE_REPLICA_URLS must be a comma-separated list of PostgreSQL connection URLs (postgresql://user@replica:5432/database)' },
     )
-    .optional(),
-  DATABASE_REPLICA_MAX_LAG_MS: wholeNumber('DATABASE_REPLICA_MAX_LAG_MS', 0, 3_600_000).default(5_000),
-  DATABASE_REPLICA_CHECK_INTERVAL_MS: wholeNumber('DATABASE_REPLICA_CHECK_INTERVAL_MS', 100, 60_000).default(1_000),
-  REQUEST_TIMEOUT_MS: wholeNumber('REQUEST_TIMEOUT_MS', 100, 600_000).default(10_000),
-  SHUTDOWN_GRACE_MS: wholeNumber('SHUTDOWN_GRACE_MS', 0, 600_000).default(10_000),
-  SHUTDOWN_DRAIN_MS: wholeNumber('SHUTDOWN_DRAIN_MS', 0, 600_000).optional(),
+    .optional().meta(about('Database', 'Streaming replicas of `DATABASE_URL`, comma-separated: reads go there, with read-your-writes (see operations.md).', '(none)')),
+  DATABASE_REPLICA_MAX_LAG_MS: wholeNumber('DATABASE_REPLICA_MAX_LAG_MS', 0, 3_600_000).default(5_000).meta(about('Database', 'A replica further behind than this leaves rotation until it catches up.')),
+  DATABASE_REPLICA_CHECK_INTERVAL_MS: wholeNumber('DATABASE_REPLICA_CHECK_INTERVAL_MS', 100, 60_000).default(1_000).meta(about('Database', 'How often each replica\'s health and lag are checked.')),
+  REQUEST_TIMEOUT_MS: wholeNumber('REQUEST_TIMEOUT_MS', 100, 600_000).default(10_000).meta(about('Limits', 'A request still running after this is answered `503 TIMEOUT`; a statement of it still running is cancelled in PostgreSQL.')),
+  SHUTDOWN_GRACE_MS: wholeNumber('SHUTDOWN_GRACE_MS', 0, 600_000).default(10_000).meta(about('Server', 'How long accepted requests may take to finish after SIGTERM.')),
+  SHUTDOWN_DRAIN_MS: wholeNumber('SHUTDOWN_DRAIN_MS', 0, 600_000).optional().meta(about('Server', 'How long the listener stays open after SIGTERM while `/readyz` says 503, so load balancers stop routing first.', '0 (5000 in production)')),
   AUTH_JWT_SECRET: z
     .string()
     .min(32, { error: 'AUTH_JWT_SECRET must be at least 32 characters (the HS256 shared secret)' })
-    .optional(),
-  AUTH_JWKS_URL: httpsOrLocalUrl('AUTH_JWKS_URL').optional(),
-  AUTH_ISSUER: z.string().min(1).optional(),
-  AUTH_AUDIENCE: z.string().min(1).optional(),
+    .optional().meta(about('Authentication', 'HS256 shared secret of bearer tokens, at least 32 characters.', '(a development key in `DATA_DIR`; required in production)')),
+  AUTH_JWKS_URL: httpsOrLocalUrl('AUTH_JWKS_URL').optional().meta(about('Authentication', 'Your identity provider\'s key set (RS256, ES256, PS256, EdDSA); needs `AUTH_ISSUER` and `AUTH_AUDIENCE`. Keys that cannot be fetched: `503 UNAVAILABLE`.', '(none)')),
+  AUTH_ISSUER: z.string().min(1).optional().meta(about('Authentication', 'The `iss` tokens must carry (checked when set; required with `AUTH_JWKS_URL`).', '(none)')),
+  AUTH_AUDIENCE: z.string().min(1).optional().meta(about('Authentication', 'The `aud` tokens must carry (checked when set; required with `AUTH_JWKS_URL`).', '(none)')),
   REDIS_URL: z
     .string()
     .refine((value) => /^rediss?:\/\//.test(value) && URL.canParse(value), {
       error: 'REDIS_URL must be a Redis URL (redis://host:6379)',
     })
-    .optional(),
-  REDIS_CONNECT_TIMEOUT_MS: wholeNumber('REDIS_CONNECT_TIMEOUT_MS', 50, 600_000).default(2_000),
-  REDIS_COMMAND_TIMEOUT_MS: wholeNumber('REDIS_COMMAND_TIMEOUT_MS', 50, 600_000).default(500),
+    .optional().meta(about('Redis and events', 'Shares rate limits, subscription events and the response cache\'s write log between instances.', '(none: in process)')),
+  REDIS_CONNECT_TIMEOUT_MS: wholeNumber('REDIS_CONNECT_TIMEOUT_MS', 50, 600_000).default(2_000).meta(about('Redis and events', 'Connecting to Redis.')),
+  REDIS_COMMAND_TIMEOUT_MS: wholeNumber('REDIS_COMMAND_TIMEOUT_MS', 50, 600_000).default(500).meta(about('Redis and events', 'One Redis command. While Redis is away commands fail at once (no queue) and the client reconnects by itself.')),
   EVENTS_CHANNEL_PREFIX: z
     .string()
     .regex(/^[\w.:-]{0,64}$/, {
       error: 'EVENTS_CHANNEL_PREFIX must be up to 64 letters, digits, and . : _ - (e.g. petstore:staging:)',
     })
-    .default(DEFAULT_CHANNEL_PREFIX),
-  RATE_LIMIT_REQUESTS: wholeNumber('RATE_LIMIT_REQUESTS', 1, 1_000_000).default(600),
-  RATE_LIMIT_WINDOW_SECONDS: wholeNumber('RATE_LIMIT_WINDOW_SECONDS', 1, 86_400).default(60),
+    .default(DEFAULT_CHANNEL_PREFIX).meta(about('Redis and events', 'Before the name of every Redis channel of subscription events (and the response cache\'s keys), so deployments sharing one Redis do not hear each other.')),
+  RATE_LIMIT_REQUESTS: wholeNumber('RATE_LIMIT_REQUESTS', 1, 1_000_000).default(600).meta(about('Limits', 'Requests per client per window; over it, `429 RATE_LIMITED` with `Retry-After`.')),
+  RATE_LIMIT_WINDOW_SECONDS: wholeNumber('RATE_LIMIT_WINDOW_SECONDS', 1, 86_400).default(60).meta(about('Limits', 'The rate limit\'s window.')),
   RATE_LIMIT_KEY_PREFIX: z
     .string()
     .regex(/^[\w.:-]{1,64}$/, {
       error: 'RATE_LIMIT_KEY_PREFIX must be 1 to 64 letters, digits, and . : _ - (e.g. petstore-rate:staging)',
     })
-    .default('petstore-rate'),
-  RESPONSE_CACHE_TTL_MS: wholeNumber('RESPONSE_CACHE_TTL_MS', 0, 3_600_000).default(0),
-  RESPONSE_CACHE_MAX_ENTRIES: wholeNumber('RESPONSE_CACHE_MAX_ENTRIES', 1, 1_000_000).default(10_000),
-  RESPONSE_CACHE_MAX_BYTES: wholeNumber('RESPONSE_CACHE_MAX_BYTES', 1_000_000, 8_000_000_000).default(64_000_000),
-  BODY_LIMIT_BYTES: wholeNumber('BODY_LIMIT_BYTES', 1_024, 10_485_760).default(102_400),
-  GRAPHQL_COMPILE_AFTER_USES: wholeNumber('GRAPHQL_COMPILE_AFTER_USES', 0, 1_000_000).default(10),
-  GRAPHQL_COMPILE_WINDOW_MS: wholeNumber('GRAPHQL_COMPILE_WINDOW_MS', 1_000, 86_400_000).default(60_000),
-  GRAPHQL_COMPILED_MAX_ENTRIES: wholeNumber('GRAPHQL_COMPILED_MAX_ENTRIES', 1, 100_000).default(100),
-  GRAPHQL_COMPILED_MAX_BYTES: wholeNumber('GRAPHQL_COMPILED_MAX_BYTES', 100_000, 8_000_000_000).default(16_000_000),
-  GRAPHQL_DOCUMENT_CACHE_MAX_ENTRIES: wholeNumber('GRAPHQL_DOCUMENT_CACHE_MAX_ENTRIES', 1, 1_000_000).default(1_000),
-  GRAPHQL_DOCUMENT_CACHE_MAX_BYTES: wholeNumber('GRAPHQL_DOCUMENT_CACHE_MAX_BYTES', 100_000, 8_000_000_000).default(32_000_000),
-  PRISMA_QUERY_PLAN_CACHE_MAX_ENTRIES: wholeNumber('PRISMA_QUERY_PLAN_CACHE_MAX_ENTRIES', 0, 1_000_000).default(1_000),
-  PERSISTED_QUERIES_MAX_ENTRIES: wholeNumber('PERSISTED_QUERIES_MAX_ENTRIES', 1, 1_000_000).default(1_000),
-  PERSISTED_QUERIES_MAX_BYTES: wholeNumber('PERSISTED_QUERIES_MAX_BYTES', 10_000, 8_000_000_000).default(8_000_000),
-  TOKEN_CACHE_MAX_ENTRIES: wholeNumber('TOKEN_CACHE_MAX_ENTRIES', 1, 1_000_000).default(10_000),
+    .default('petstore-rate').meta(about('Limits', 'Before every rate-limit counter\'s key in Redis, so deployments sharing one Redis count apart.')),
+  RESPONSE_CACHE_TTL_MS: wholeNumber('RESPONSE_CACHE_TTL_MS', 0, 3_600_000).default(0).meta(about('Response cache', 'Serve GraphQL queries from memory, per scope set, until a write they depend on or this long (`0`: off). See operations.md.')),
+  RESPONSE_CACHE_MAX_ENTRIES: wholeNumber('RESPONSE_CACHE_MAX_ENTRIES', 1, 1_000_000).default(10_000).meta(about('Response cache', 'Answers kept at most.')),
+  RESPONSE_CACHE_MAX_BYTES: wholeNumber('RESPONSE_CACHE_MAX_BYTES', 1_000_000, 8_000_000_000).default(64_000_000).meta(about('Response cache', 'The size of the answers kept at most; the least recently used go first.')),
+  BODY_LIMIT_BYTES: wholeNumber('BODY_LIMIT_BYTES', 1_024, 10_485_760).default(102_400).meta(about('Limits', 'A request body over this is `413 PAYLOAD_TOO_LARGE`, chunked bodies too.')),
+  GRAPHQL_COMPILE_AFTER_USES: wholeNumber('GRAPHQL_COMPILE_AFTER_USES', 0, 1_000_000).default(10).meta(about('GraphQL execution and caches', 'Compile a query with graphql-jit once it has run this many times within `GRAPHQL_COMPILE_WINDOW_MS` (`0`: graphql-js only). Compiling costs some 7 ms and keeps about 100 KB of generated code; it saves about half a millisecond per execution, so documents sent a few times are never compiled. Mutations, subscriptions, introspection, `@defer`/`@stream` and requests whose variables do not fit run on graphql-js; the answers are the same.')),
+  GRAPHQL_COMPILE_WINDOW_MS: wholeNumber('GRAPHQL_COMPILE_WINDOW_MS', 1_000, 86_400_000).default(60_000).meta(about('GraphQL execution and caches', 'The window in which a document\'s uses are counted.')),
+  GRAPHQL_COMPILED_MAX_ENTRIES: wholeNumber('GRAPHQL_COMPILED_MAX_ENTRIES', 1, 100_000).default(100).meta(about('GraphQL execution and caches', 'Compiled documents kept; the least recently used go first.')),
+  GRAPHQL_COMPILED_MAX_BYTES: wholeNumber('GRAPHQL_COMPILED_MAX_BYTES', 100_000, 8_000_000_000).default(16_000_000).meta(about('GraphQL execution and caches', 'The size of the compiled documents\' generated code kept.')),
+  GRAPHQL_DOCUMENT_CACHE_MAX_ENTRIES: wholeNumber('GRAPHQL_DOCUMENT_CACHE_MAX_ENTRIES', 1, 1_000_000).default(1_000).meta(about('GraphQL execution and caches', 'Parsed and validated documents kept by their text; what the plugins work out about a document goes with it.')),
+  GRAPHQL_DOCUMENT_CACHE_MAX_BYTES: wholeNumber('GRAPHQL_DOCUMENT_CACHE_MAX_BYTES', 100_000, 8_000_000_000).default(32_000_000).meta(about('GraphQL execution and caches', 'Their size, estimated at 80 bytes of syntax tree per character of text.')),
+  PRISMA_QUERY_PLAN_CACHE_MAX_ENTRIES: wholeNumber('PRISMA_QUERY_PLAN_CACHE_MAX_ENTRIES', 0, 1_000_000).default(1_000).meta(about('GraphQL execution and caches', 'Query plans Prisma keeps by query shape (`0`: none).')),
+  PERSISTED_QUERIES_MAX_ENTRIES: wholeNumber('PERSISTED_QUERIES_MAX_ENTRIES', 1, 1_000_000).default(1_000).meta(about('GraphQL execution and caches', 'Documents registered by automatic persisted queries (`TRUSTED_DOCUMENTS=allow`).')),
+  PERSISTED_QUERIES_MAX_BYTES: wholeNumber('PERSISTED_QUERIES_MAX_BYTES', 10_000, 8_000_000_000).default(8_000_000).meta(about('GraphQL execution and caches', 'Their size (text and id).')),
+  TOKEN_CACHE_MAX_ENTRIES: wholeNumber('TOKEN_CACHE_MAX_ENTRIES', 1, 1_000_000).default(10_000).meta(about('Authentication', 'Verified bearer tokens remembered, each a minute at most and never past its expiry.')),
   TRUSTED_DOCUMENTS: z
     .enum(['off', 'allow', 'require'], {
       error: 'TRUSTED_DOCUMENTS must be off, allow (trusted document ids and full text) or require (trusted document ids only)',
     })
-    .default('off'),
-  TRUSTED_DOCUMENTS_MANIFESTS: z.string().optional(),
-  MAX_DEPTH: wholeNumber('MAX_DEPTH', 1, 100).default(12),
-  MAX_ALIASES: wholeNumber('MAX_ALIASES', 1, 1_000).default(20),
-  MAX_TOKENS: wholeNumber('MAX_TOKENS', 10, 100_000).default(2_000),
-  MAX_COST: wholeNumber('MAX_COST', 10, 10_000_000).default(50_000),
-  MAX_DIRECTIVES: wholeNumber('MAX_DIRECTIVES', 1, 1_000).default(50),
-  MAX_BATCH: wholeNumber('MAX_BATCH', 1, 100).default(10),
-  INTROSPECTION: flag('INTROSPECTION').optional(),
+    .default('off').meta(about('Security', 'Which GraphQL documents run: `off` any; `allow` any, and also documents by id (manifests, automatic persisted queries); `require` only the manifests\' documents. See api.md.')),
+  TRUSTED_DOCUMENTS_MANIFESTS: z.string().optional().meta(about('Security', 'The manifests of trusted documents, comma-separated JSON files as GraphQL Code Generator writes them (`sha256:<hash>` → text).', '(none)')),
+  MAX_DEPTH: wholeNumber('MAX_DEPTH', 1, 100).default(12).meta(about('Limits', 'Query depth; deeper is `VALIDATION_FAILED` before anything runs.')),
+  MAX_ALIASES: wholeNumber('MAX_ALIASES', 1, 1_000).default(20).meta(about('Limits', 'Aliases in a document.')),
+  MAX_TOKENS: wholeNumber('MAX_TOKENS', 10, 100_000).default(2_000).meta(about('Limits', 'Tokens in a document.')),
+  MAX_COST: wholeNumber('MAX_COST', 10, 10_000_000).default(50_000).meta(about('Limits', 'Query cost (graphql-armor\'s: 2 per object field, 1 per scalar, ×1.5 per level, times the page size, from variables too).')),
+  MAX_DIRECTIVES: wholeNumber('MAX_DIRECTIVES', 1, 1_000).default(50).meta(about('Limits', 'Directives in a document.')),
+  MAX_BATCH: wholeNumber('MAX_BATCH', 1, 100).default(10).meta(about('Limits', 'Operations in one batch (a JSON array).')),
+  INTROSPECTION: flag('INTROSPECTION').optional().meta(about('Security', 'Allow `__schema`/`__type` (but `__schema { description }`, the contract\'s version, is always answered); off also hides "Did you mean …" suggestions.', 'true (false in production)')),
   CORS_ORIGINS: z
     .string()
     .refine((value) => value.split(',').every((origin) => origin.trim() === '*' || isWebOrigin(origin.trim())), {
       error: 'CORS_ORIGINS must be a comma-separated list of origins (https://shop.example) or *',
     })
-    .optional(),
-  MIGRATE_ON_START: flag('MIGRATE_ON_START').optional(),
-  DATA_DIR: z.string().min(1, { error: 'DATA_DIR must be a folder path' }).default('.data'),
+    .optional().meta(about('Security', 'Origins allowed to call from a browser, comma-separated, or `*`.', '(none)')),
+  MIGRATE_ON_START: flag('MIGRATE_ON_START').optional().meta(about('Database', 'Apply pending migrations at start (also the `--migrate` flag).', 'true embedded, else false')),
+  DATA_DIR: z.string().min(1, { error: 'DATA_DIR must be a folder path' }).default('.data').meta(about('Embedded database', 'Where the embedded database and the development token key live.')),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
       error: 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
     })
-    .default('info'),
-  GRAPHIQL: flag('GRAPHIQL').optional(),
+    .default('info').meta(about('Metrics and logs', '`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`; JSON lines on stdout (pino).')),
+  GRAPHIQL: flag('GRAPHIQL').optional().meta(about('Security', 'Serve GraphiQL at `GET /graphql`.', 'true (false in production)')),
   TRUST_PROXY: z
     .string()
     .transform((value, context): TrustProxy => {
@@ -226,19 +238,40 @@ const environmentSchema = z.object({
         return z.NEVER;
       }
     })
-    .optional(),
-  LEGACY_SUNSET_DATE: isoDate('LEGACY_SUNSET_DATE').default(DEFAULT_LEGACY_SUNSET_DATE),
+    .optional().meta(about('Security', 'Which proxies may name the client in `X-Forwarded-For`: `false`, `true`, a number of hops, or addresses and subnets (`10.0.0.0/8, loopback`). Rate limits count anonymous clients by that address.', 'false')),
+  LEGACY_SUNSET_DATE: isoDate('LEGACY_SUNSET_DATE').default(DEFAULT_LEGACY_SUNSET_DATE).meta(about('Legacy lookup', 'When the legacy single-pet lookup goes away (`getPetById`\'s deprecation, REST `Sunset`).')),
   LEGACY_AFTER_SUNSET: z
     .enum(legacyAfterSunsetChoices, {
       error: 'LEGACY_AFTER_SUNSET must be serve (keep answering GET /pets/{petId}) or gone (answer 410)',
     })
-    .default(DEFAULT_LEGACY_AFTER_SUNSET),
+    .default(DEFAULT_LEGACY_AFTER_SUNSET).meta(about('Legacy lookup', 'After the sunset date: `serve` keeps `GET /pets/{petId}` answering, `gone` answers 410.')),
   // Checked with the sunset date it must precede, in legacySettings.
-  LEGACY_BROWNOUTS: z.string().optional(),
+  LEGACY_BROWNOUTS: z.string().optional().meta(about('Legacy lookup', 'Brownout windows before the sunset, comma-separated, in UTC: `2027-05-04T14:00Z/PT2H` or `2027-05-04T14:00Z/2027-05-04T16:00Z`. See versioning.md.', '(none)')),
 });
+
 
 /** The name of every environment variable the gateway reads. */
 export const settingNames: readonly string[] = Object.keys(environmentSchema.shape);
+
+/** A setting as docs/configuration.md shows it. */
+export interface SettingDescription {
+  name: string;
+  group: string;
+  description: string;
+  /** As written in the environment, or what happens without it. */
+  shownDefault: string;
+}
+
+/** Every setting with what it is for and its default, read from the schema that validates it. */
+export function describeSettings(): SettingDescription[] {
+  return Object.entries(environmentSchema.shape).map(([name, schema]) => {
+    const doc = z.globalRegistry.get(schema) as SettingDoc | undefined;
+    if (!doc) throw new Error(`${name} has no description: give it .meta(about(…)) in src/config.ts`);
+    const unset = schema.safeParse(undefined);
+    const value = unset.success && unset.data !== undefined ? `\`${String(unset.data)}\`` : '(none)';
+    return { name, group: doc.group, description: doc.description, shownDefault: doc.shownDefault ?? value };
+  });
+}
 
 /**
  * Which proxies in front of the gateway are trusted to say who the client is

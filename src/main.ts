@@ -2,11 +2,12 @@
 import './heap.js';
 import type { Server } from 'node:http';
 import net from 'node:net';
+import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { serve } from '@hono/node-server';
 import { Redis } from 'ioredis';
 import { tokenKeys } from './auth/keys.js';
-import { createTokenVerifier } from './auth/tokens.js';
+import { createTokenVerifier, DEV_SECRET_FILE } from './auth/tokens.js';
 import { ConfigError, loadConfig, redisOptions } from './config.js';
 import { EmbeddedDatabaseInUseError } from './database/embedded.js';
 import { type Databases, DatabaseStartError, openDatabases } from './database/open.js';
@@ -130,7 +131,8 @@ const server = serve({ fetch: gateway.app.fetch, hostname: config.host, port: co
   if (!readiness.ready) console.error(`Not ready to serve yet: ${readiness.reason}`);
   if (config.auth.kind === 'development') {
     console.log(
-      'Reads of the catalogue are public. For orders and writes, mint a development token:\n' +
+      `Tokens are checked with the development key made for this data folder (${path.join(config.dataDir, DEV_SECRET_FILE)}).\n` +
+        'Reads of the catalogue are public. For orders and writes, mint a development token:\n' +
         '  npm run token -- --scope orders:read --scope orders:write --scope catalog:write --scope inventory:write\n' +
         'and send it as "Authorization: Bearer <token>" (in GraphiQL: the Headers tab).',
     );

@@ -78,7 +78,7 @@ export function contractReport(baseline: Baseline, changes: readonly ContractCha
     ...section('Dangerous changes', dangerous),
     ...section('Additions and text changes', other),
     failing.length > 0
-      ? 'Keep the old element beside the new one and deprecate it with a sunset date (see README, "Versioning and deprecation"), or, for a deliberate breaking release, run `npm run contract:release -- --breaking`.'
+      ? 'Keep the old element beside the new one and deprecate it with a sunset date (see docs/versioning.md), or, for a deliberate breaking release, run `npm run contract:release -- --breaking`.'
       : releases.length === 0
         ? 'Nothing changed since the releases.'
         : `Not released yet: \`npm run contract:release\` would release ${releases.join(' and ')}.`,

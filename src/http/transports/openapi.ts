@@ -12,11 +12,11 @@ import { GRAPHQL_PATH } from '../routes.js';
  * The OpenAPI 3.0.3 description of the REST compatibility routes, served at
  * GET /openapi.json. It describes exactly what ./rest.ts answers; the tests
  * check every REST response they receive against it. Its GET /pets/{petId}
- * states the sunset policy, so `Link: rel="sunset"` points here (the README is
+ * states the sunset policy, so `Link: rel="sunset"` points here (the docs are
  * not served and the project has no public address yet).
  */
 
-const LEGACY_README_SECTION = 'README.md, section "Legacy REST callers"';
+const LEGACY_DOCS_SECTION = 'docs/api.md, section "Legacy REST callers"';
 
 const ref = (kind: 'schemas' | 'responses' | 'headers' | 'parameters', name: string) => ({
   $ref: `#/components/${kind}/${name}`,
@@ -156,7 +156,7 @@ export function openApiDocument(legacy: LegacyPolicy, version: string = release.
       `Use the GraphQL query \`pet(id:)\` at ${GRAPHQL_PATH} instead:`,
       '`query { pet(id: "1") { id name categoryId status } }`.',
       'Every answer of this route carries `Deprecation` (RFC 9745), `Sunset` (RFC 8594) and `Link` headers naming',
-      `the successor (rel="successor-version") and this policy (rel="sunset"); see also ${LEGACY_README_SECTION}.`,
+      `the successor (rel="successor-version") and this policy (rel="sunset"); see also ${LEGACY_DOCS_SECTION}.`,
     ].join(' '),
     deprecated: true,
     'x-sunset': legacySunsetDate,
