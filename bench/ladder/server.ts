@@ -1,0 +1,265 @@
+/**
+ * The rungs of the benchmark's ladder below the gateway: the same four reads (the bench's BenchPets,
+ * BenchCategories, BenchPet and BenchOrders documents, sent as the gateway gets them), answered with
+ * the same JSON the gateway answers, by less and less machinery:
+ *
+ * - `sql`: one SQL statement per read that builds the whole answer's JSON in PostgreSQL, on plain
+ *   node:http with pg (what the data costs the database, and almost nothing else);
+ * - `prisma-join` / `prisma-query`: the project's own Prisma client with the selects the gateway's
+ *   schema plans (relations loaded by JOIN, or by a query per relation), its rows shaped like the
+ *   GraphQL answer and written with JSON.stringify on plain node:http (what Prisma costs);
+ * - `bare-yoga`: the project's schema served by a plain `createYoga`, with none of the gateway's
+ *   plugins, middleware or HTTP layer (what GraphQL execution costs).
+ *
+ * No rung checks a token: they are what the data costs without the gateway's guards.
+ * Run as: node --import tsx bench/ladder/server.ts <rung> <port> <database url>
+ */
+import http from 'node:http';
+import { createYoga } from 'graphql-yoga';
+import pg from 'pg';
+import { formatPrismaCursor } from '@pothos/plugin-prisma';
+import { createDatabase } from '../../src/database/client.js';
+import { createLookups } from '../../src/domain/lookups.js';
+import { noEvents } from '../../src/domain/events.js';
+import { legacyPolicy } from '../../src/legacy.js';
+import { schema } from '../../src/schema/index.js';
+
+type Rung = 'sql' | 'prisma-join' | 'prisma-query' | 'bare-yoga';
+const [rung, portText, databaseUrl] = process.argv.slice(2) as [Rung, string, string];
+const POOL_SIZE = 10;
+
+interface Request {
+  operationName?: string;
+  variables?: Record<string, unknown>;
+}
+type Answer = (request: Request) => Promise<string>;
+
+const upper = (status: string | null) => (status === null ? null : status.toUpperCase());
+const cursorOf = (id: bigint) => formatPrismaCursor({ id }, 'id');
+const json = (value: unknown) => JSON.stringify({ data: value });
+
+function prismaRung(strategy: 'join' | 'query'): Record<string, Answer> {
+  const { prisma } = createDatabase({ url: databaseUrl, poolSize: POOL_SIZE });
+  const page = <T extends { id: bigint }>(rows: T[], first: number) => ({ rows: rows.slice(0, first), hasNextPage: rows.length > first });
+  return {
+    async BenchPets({ variables }) {
+      const first = Number(variables?.first);
+      const { rows, hasNextPage } = page(
+        await prisma.pet.findMany({
+          relationLoadStrategy: strategy,
+          take: first + 1,
+          skip: 0,
+          select: {
+            category: { select: { id: true, name: true, description: true } },
+            inventory: { select: { petId: true, quantity: true, status: true } },
+            id: true,
+            name: true,
+            categoryId: true,
+            status: true,
+          },
+          where: {},
+          orderBy: [{ id: 'asc' }],
+        }),
+        first,
+      );
+      return json({
+        pets: {
+          edges: rows.map((pet) => ({
+            node: {
+              id: pet.id.toString(),
+              name: pet.name,
+              status: upper(pet.status),
+              category: { id: pet.category.id.toString(), name: pet.category.name },
+              inventory: pet.inventory ? { quantity: pet.inventory.quantity, status: upper(pet.inventory.status) } : null,
+            },
+          })),
+          pageInfo: { hasNextPage, endCursor: rows.length ? cursorOf(rows.at(-1)!.id) : null },
+        },
+      });
+    },
+    async BenchCategories({ variables }) {
+      const first = Number(variables?.first);
+      const pets = Number(variables?.pets);
+      const { rows, hasNextPage } = page(
+        await prisma.category.findMany({
+          relationLoadStrategy: strategy,
+          take: first + 1,
+          skip: 0,
+          select: {
+            pets: { orderBy: { id: 'asc' }, take: pets + 1, skip: 0, select: { id: true, name: true, categoryId: true, status: true } },
+            id: true,
+            name: true,
+            description: true,
+          },
+          orderBy: { id: 'asc' },
+        }),
+        first,
+      );
+      return json({
+        categories: {
+          edges: rows.map((category) => ({
+            node: {
+              id: category.id.toString(),
+              name: category.name,
+              pets: {
+                edges: category.pets
+                  .slice(0, pets)
+                  .map((pet) => ({ node: { id: pet.id.toString(), name: pet.name, status: upper(pet.status) } })),
+              },
+            },
+          })),
+          pageInfo: { hasNextPage, endCursor: rows.length ? cursorOf(rows.at(-1)!.id) : null },
+        },
+      });
+    },
+    async BenchPet({ variables }) {
+      const pet = await prisma.pet.findUnique({
+        select: { id: true, name: true, categoryId: true, status: true },
+        where: { id: BigInt(String(variables?.id)) },
+      });
+      return json({
+        pet: pet && { id: pet.id.toString(), name: pet.name, categoryId: pet.categoryId.toString(), status: upper(pet.status) },
+      });
+    },
+    async BenchOrders({ variables }) {
+      const first = Number(variables?.first);
+      const { rows, hasNextPage } = page(
+        await prisma.order.findMany({
+          take: first + 1,
+          skip: 0,
+          select: { id: true, petId: true, quantity: true, shipDate: true, complete: true },
+          where: {},
+          orderBy: { id: 'asc' },
+        }),
+        first,
+      );
+      return json({
+        orders: {
+          edges: rows.map((order) => ({
+            node: {
+              id: order.id.toString(),
+              petId: order.petId.toString(),
+              quantity: order.quantity,
+              shipDate: order.shipDate?.toISOString() ?? null,
+              complete: order.complete,
+            },
+          })),
+          pageInfo: { hasNextPage, endCursor: rows.length ? cursorOf(rows.at(-1)!.id) : null },
+        },
+      });
+    },
+  };
+}
+
+/** The JSON of each read, built in one statement; a page's cursor is the plugin's `GPC:I:<id>` in base64. */
+function sqlRung(): Record<string, Answer> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: POOL_SIZE });
+  const cursor = (column: string) => `encode(convert_to('GPC:I:' || ${column}, 'UTF8'), 'base64')`;
+  const one = async (name: string, text: string, values: unknown[]) =>
+    (await pool.query<{ answer: string }>({ name, text, values })).rows[0]!.answer;
+  const pets = `
+    WITH page AS (SELECT id, name, category_id, status FROM pets ORDER BY id LIMIT $1 + 1),
+         shown AS (SELECT * FROM page ORDER BY id LIMIT $1)
+    SELECT json_build_object('data', json_build_object('pets', json_build_object(
+      'edges', coalesce((SELECT json_agg(json_build_object('node', json_build_object(
+          'id', p.id::text, 'name', p.name, 'status', upper(p.status::text),
+          'category', json_build_object('id', c.id::text, 'name', c.name),
+          'inventory', CASE WHEN i.pet_id IS NULL THEN NULL
+                            ELSE json_build_object('quantity', i.quantity, 'status', upper(i.status::text)) END
+        )) ORDER BY p.id)
+        FROM shown p JOIN categories c ON c.id = p.category_id LEFT JOIN inventory_items i ON i.pet_id = p.id), '[]'),
+      'pageInfo', json_build_object(
+        'hasNextPage', (SELECT count(*) FROM page) > $1,
+        'endCursor', (SELECT ${cursor('max(id)::text')} FROM shown))
+    )))::text AS answer`;
+  const categories = `
+    WITH page AS (SELECT id, name FROM categories ORDER BY id LIMIT $1 + 1),
+         shown AS (SELECT * FROM page ORDER BY id LIMIT $1)
+    SELECT json_build_object('data', json_build_object('categories', json_build_object(
+      'edges', coalesce((SELECT json_agg(json_build_object('node', json_build_object(
+          'id', c.id::text, 'name', c.name,
+          'pets', json_build_object('edges', coalesce((
+            SELECT json_agg(json_build_object('node', json_build_object('id', p.id::text, 'name', p.name, 'status', upper(p.status::text))) ORDER BY p.id)
+            FROM (SELECT id, name, status FROM pets WHERE category_id = c.id ORDER BY id LIMIT $2) p), '[]'))
+        )) ORDER BY c.id) FROM shown c), '[]'),
+      'pageInfo', json_build_object(
+        'hasNextPage', (SELECT count(*) FROM page) > $1,
+        'endCursor', (SELECT ${cursor('max(id)::text')} FROM shown))
+    )))::text AS answer`;
+  const pet = `
+    SELECT json_build_object('data', json_build_object('pet', (
+      SELECT json_build_object('id', id::text, 'name', name, 'categoryId', category_id::text, 'status', upper(status::text))
+      FROM pets WHERE id = $1)))::text AS answer`;
+  const orders = `
+    WITH page AS (SELECT id, pet_id, quantity, ship_date, complete FROM orders ORDER BY id LIMIT $1 + 1),
+         shown AS (SELECT * FROM page ORDER BY id LIMIT $1)
+    SELECT json_build_object('data', json_build_object('orders', json_build_object(
+      'edges', coalesce((SELECT json_agg(json_build_object('node', json_build_object(
+          'id', o.id::text, 'petId', o.pet_id::text, 'quantity', o.quantity,
+          'shipDate', to_char(o.ship_date AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'complete', o.complete
+        )) ORDER BY o.id) FROM shown o), '[]'),
+      'pageInfo', json_build_object(
+        'hasNextPage', (SELECT count(*) FROM page) > $1,
+        'endCursor', (SELECT ${cursor('max(id)::text')} FROM shown))
+    )))::text AS answer`;
+  return {
+    BenchPets: ({ variables }) => one('bench_pets', pets, [Number(variables?.first)]),
+    BenchCategories: ({ variables }) => one('bench_categories', categories, [Number(variables?.first), Number(variables?.pets)]),
+    BenchPet: ({ variables }) => one('bench_pet', pet, [String(variables?.id)]),
+    BenchOrders: ({ variables }) => one('bench_orders', orders, [Number(variables?.first)]),
+  };
+}
+
+function serveAnswers(answers: Record<string, Answer>) {
+  return http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      let body: Request & { query?: string };
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        response.writeHead(400).end();
+        return;
+      }
+      const answer = body.operationName ? answers[body.operationName] : answers[/(query|mutation)\s+(\w+)/.exec(body.query ?? '')?.[2] ?? ''];
+      // Readiness probes of the bench's process runner send `{ __typename }`.
+      if (!answer) {
+        response.writeHead(200, { 'content-type': 'application/json' }).end('{"data":{"__typename":"Query"}}');
+        return;
+      }
+      answer(body).then(
+        (text) => response.writeHead(200, { 'content-type': 'application/json' }).end(text),
+        (error: unknown) => response.writeHead(500, { 'content-type': 'text/plain' }).end(String(error)),
+      );
+    });
+  });
+}
+
+function bareYoga() {
+  const { prisma } = createDatabase({ url: databaseUrl, poolSize: POOL_SIZE });
+  const lookups = createLookups();
+  const legacy = legacyPolicy({ sunsetDate: '2099-12-31', afterSunset: 'serve', brownouts: [] }, { successor: '/graphql', policy: '/openapi.json' });
+  const yoga = createYoga({
+    schema,
+    graphiql: false,
+    logging: false,
+    // What the schema's resolvers read from the context, and nothing more: orders need orders:read.
+    context: () => ({
+      prisma,
+      lookups,
+      requestId: 'bench',
+      principal: { subject: 'bench', scopes: new Set(['orders:read']), expiresAt: undefined, client: 'bench' },
+      events: noEvents,
+      pubsub: undefined,
+      legacy,
+    }),
+  });
+  return http.createServer(yoga);
+}
+
+const server =
+  rung === 'bare-yoga' ? bareYoga() : serveAnswers(rung === 'sql' ? sqlRung() : prismaRung(rung === 'prisma-join' ? 'join' : 'query'));
+server.listen(Number(portText), '127.0.0.1', () => console.log(`ladder rung ${rung} on http://127.0.0.1:${portText}`));
+process.on('SIGTERM', () => server.close(() => process.exit(0)));
+process.on('SIGINT', () => server.close(() => process.exit(0)));
