@@ -2,6 +2,7 @@ import { scopes } from '../auth/scopes.js';
 import { builder } from '../builder.js';
 import { createCategory, deleteCategory, updateCategory } from '../domain/catalog.js';
 import { PetConnection } from './pet.js';
+import { plannedList, plannedLookup } from './plans.js';
 import { changes, int64Id, pagedById, pageSizes, sharedConnection } from './shared.js';
 
 export const Category = builder.prismaObject('Category', {
@@ -30,6 +31,12 @@ export const Category = builder.prismaObject('Category', {
 /** The list of categories. */
 const CategoryConnection = sharedConnection(Category, 'Category', 'categories');
 
+/** Categories, by id. */
+const categoryList = plannedList('category', 'id', () => ({ orderBy: { id: 'asc' } }));
+
+/** One category by id, read with the other requests' lookups. */
+const categoryById = plannedLookup('category', (args: { id: bigint }) => ({ id: args.id }), { batched: true });
+
 builder.queryFields((t) => ({
   categories: t.prismaConnection(
     {
@@ -37,8 +44,9 @@ builder.queryFields((t) => ({
       cursor: 'id',
       description: 'Categories by id, 20 to a page unless asked (at most 100).',
       ...pageSizes,
-      totalCount: (_parent, _args, ctx) => ctx.prisma.category.count(),
-      resolve: (query, _parent, _args, ctx) => ctx.prisma.category.findMany({ ...query, orderBy: { id: 'asc' } }),
+      extensions: categoryList.extensions,
+      totalCount: (_parent, args, ctx) => ctx.prisma.category.count({ where: categoryList.read(args).where }),
+      resolve: (query, _parent, args, ctx) => ctx.prisma.category.findMany({ ...query, ...categoryList.read(args) }),
     },
     CategoryConnection,
   ),
@@ -46,9 +54,10 @@ builder.queryFields((t) => ({
     type: 'Category',
     nullable: true,
     description: 'One category by its id, or null when there is none.',
+    extensions: categoryById.extensions,
     args: { id: t.arg.int64Id({ required: true, description: 'The id of the category.' }) },
     resolve: (query, _parent, args, ctx) =>
-      ctx.lookups(() => ctx.prisma.category.findUnique({ ...query, where: { id: args.id } })),
+      ctx.lookups(() => ctx.prisma.category.findUnique({ ...query, where: categoryById.where(args) })),
   }),
 }));
 

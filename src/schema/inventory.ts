@@ -3,6 +3,7 @@ import { builder } from '../builder.js';
 import { inventorySummary, type StatusTotal, updateInventory } from '../domain/stock.js';
 import type { PetStatus as PetStatusValue } from '../generated/prisma/enums.js';
 import { PetStatus } from './pet.js';
+import { plannedList, plannedLookup } from './plans.js';
 import { changes, int64Id, pageSizes, sharedConnection, stability } from './shared.js';
 import { TOLD_BY_EVENTS } from '../domain/changes.js';
 
@@ -43,6 +44,15 @@ const inventoryWhere = (filter?: { status?: PetStatusValue | null } | null) => (
 /** The list of inventory entries. */
 const InventoryItemConnection = sharedConnection(InventoryItem, 'InventoryItem', 'inventory entries');
 
+/** Inventory entries, filtered by status, by pet id. */
+const inventoryList = plannedList('inventoryItem', 'petId', (args: { filter?: { status?: PetStatusValue | null } | null }) => ({
+  where: inventoryWhere(args.filter),
+  orderBy: { petId: 'asc' },
+}));
+
+/** One pet's entry. */
+const inventoryByPet = plannedLookup('inventoryItem', (args: { petId: bigint }) => ({ petId: args.petId }), { batched: false });
+
 builder.queryFields((t) => ({
   inventory: t.prismaConnection(
     {
@@ -50,12 +60,12 @@ builder.queryFields((t) => ({
       cursor: 'petId',
       description: 'Inventory entries by pet id, 20 to a page unless asked (at most 100).',
       ...pageSizes,
+      extensions: inventoryList.extensions,
       args: {
         filter: t.arg({ type: InventoryFilter, required: false, description: 'Conditions the entries must meet.' }),
       },
-      totalCount: (_parent, args, ctx) => ctx.prisma.inventoryItem.count({ where: inventoryWhere(args.filter) }),
-      resolve: (query, _parent, args, ctx) =>
-        ctx.prisma.inventoryItem.findMany({ ...query, where: inventoryWhere(args.filter), orderBy: { petId: 'asc' } }),
+      totalCount: (_parent, args, ctx) => ctx.prisma.inventoryItem.count({ where: inventoryList.read(args).where }),
+      resolve: (query, _parent, args, ctx) => ctx.prisma.inventoryItem.findMany({ ...query, ...inventoryList.read(args) }),
     },
     InventoryItemConnection,
   ),
@@ -63,9 +73,9 @@ builder.queryFields((t) => ({
     type: 'InventoryItem',
     nullable: true,
     description: "One pet's inventory entry, or null when it has none.",
+    extensions: inventoryByPet.extensions,
     args: { petId: t.arg.int64Id({ required: true, description: 'The id of the pet.' }) },
-    resolve: (query, _parent, args, ctx) =>
-      ctx.prisma.inventoryItem.findUnique({ ...query, where: { petId: args.petId } }),
+    resolve: (query, _parent, args, ctx) => ctx.prisma.inventoryItem.findUnique({ ...query, where: inventoryByPet.where(args) }),
   }),
   inventorySummary: t.field({
     type: [InventoryStatusTotal],

@@ -2,6 +2,7 @@ import { scopes } from '../auth/scopes.js';
 import { builder } from '../builder.js';
 import { orderFilter } from '../domain/queries.js';
 import { cancelOrder, completeOrder, placeOrder } from '../domain/stock.js';
+import { plannedList, plannedLookup } from './plans.js';
 import { changes, int64Id, pageSizes, sharedConnection } from './shared.js';
 import { TOLD_BY_EVENTS } from '../domain/changes.js';
 
@@ -39,6 +40,15 @@ const OrderFilter = builder.inputType('OrderFilter', {
 /** Every list of orders: Query.orders and Pet.orders. */
 export const OrderConnection = sharedConnection(Order, 'Order', 'orders');
 
+/** Orders, filtered, by id. */
+const orderList = plannedList('order', 'id', (args: { filter?: Parameters<typeof orderFilter>[0] | null }) => ({
+  where: orderFilter(args.filter ?? {}),
+  orderBy: { id: 'asc' },
+}));
+
+/** One order by id. */
+const orderById = plannedLookup('order', (args: { id: bigint }) => ({ id: args.id }), { batched: false });
+
 builder.queryFields((t) => ({
   orders: t.prismaConnection(
     {
@@ -47,10 +57,10 @@ builder.queryFields((t) => ({
       cursor: 'id',
       description: 'Orders by id, 20 to a page unless asked (at most 100).',
       ...pageSizes,
+      extensions: orderList.extensions,
       args: { filter: t.arg({ type: OrderFilter, required: false, description: 'Conditions the orders must meet.' }) },
-      totalCount: (_parent, args, ctx) => ctx.prisma.order.count({ where: orderFilter(args.filter ?? {}) }),
-      resolve: (query, _parent, args, ctx) =>
-        ctx.prisma.order.findMany({ ...query, where: orderFilter(args.filter ?? {}), orderBy: { id: 'asc' } }),
+      totalCount: (_parent, args, ctx) => ctx.prisma.order.count({ where: orderList.read(args).where }),
+      resolve: (query, _parent, args, ctx) => ctx.prisma.order.findMany({ ...query, ...orderList.read(args) }),
     },
     OrderConnection,
   ),
@@ -59,8 +69,9 @@ builder.queryFields((t) => ({
     type: 'Order',
     nullable: true,
     description: 'One order by its id, or null when there is none.',
+    extensions: orderById.extensions,
     args: { id: t.arg.int64Id({ required: true, description: 'The id of the order.' }) },
-    resolve: (query, _parent, args, ctx) => ctx.prisma.order.findUnique({ ...query, where: { id: args.id } }),
+    resolve: (query, _parent, args, ctx) => ctx.prisma.order.findUnique({ ...query, where: orderById.where(args) }),
   }),
 }));
 

@@ -5,6 +5,7 @@ import { containsText } from '../domain/queries.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { DEFAULT_LEGACY_SUNSET_DATE, LEGACY_FIELD, legacyLookupDeprecation } from '../legacy.js';
 import { OrderConnection } from './order.js';
+import { plannedList, plannedLookup } from './plans.js';
 import { changes, int64Id, pagedById, pageSizes, sharedConnection } from './shared.js';
 
 export const PetStatus = builder.enumType('PetStatus', {
@@ -84,6 +85,19 @@ const PetOrder = builder.inputType('PetOrder', {
   }),
 });
 
+type PetFilterArgs = { status?: 'available' | 'pending' | 'sold' | null; categoryId?: bigint | null; nameContains?: string | null } | null;
+
+/** Pets: filtered, by id or by name (ties broken by id). */
+const petList = plannedList('pet', 'id', (args: { filter?: PetFilterArgs; orderBy?: { field: 'id' | 'name'; direction?: 'asc' | 'desc' | null } | null }) => {
+  const direction = args.orderBy?.direction ?? 'asc';
+  const orderBy: Prisma.PetOrderByWithRelationInput[] =
+    args.orderBy?.field === 'name' ? [{ name: direction }, { id: direction }] : [{ id: direction }];
+  return { where: petWhere(args.filter), orderBy };
+});
+
+/** One pet by id, read with the other requests' lookups. */
+const petById = plannedLookup('pet', (args: { id: bigint }) => ({ id: args.id }), { batched: true });
+
 builder.queryFields((t) => ({
   pets: t.prismaConnection(
     {
@@ -91,17 +105,13 @@ builder.queryFields((t) => ({
       cursor: 'id',
       description: 'Pets, 20 to a page unless asked (at most 100), by id unless ordered otherwise.',
       ...pageSizes,
+      extensions: petList.extensions,
       args: {
         filter: t.arg({ type: PetFilter, required: false, description: 'Conditions the pets must meet.' }),
         orderBy: t.arg({ type: PetOrder, required: false, description: 'The order of the list.' }),
       },
-      totalCount: (_parent, args, ctx) => ctx.prisma.pet.count({ where: petWhere(args.filter) }),
-      resolve: (query, _parent, args, ctx) => {
-        const direction = args.orderBy?.direction ?? 'asc';
-        const orderBy: Prisma.PetOrderByWithRelationInput[] =
-          args.orderBy?.field === 'name' ? [{ name: direction }, { id: direction }] : [{ id: direction }];
-        return ctx.prisma.pet.findMany({ ...query, where: petWhere(args.filter), orderBy });
-      },
+      totalCount: (_parent, args, ctx) => ctx.prisma.pet.count({ where: petList.read(args).where }),
+      resolve: (query, _parent, args, ctx) => ctx.prisma.pet.findMany({ ...query, ...petList.read(args) }),
     },
     PetConnection,
   ),
@@ -109,8 +119,9 @@ builder.queryFields((t) => ({
     type: 'Pet',
     nullable: true,
     description: 'One pet by its id, or null when there is none.',
+    extensions: petById.extensions,
     args: { id: t.arg.int64Id({ required: true, description: 'The id of the pet.' }) },
-    resolve: (query, _parent, args, ctx) => ctx.lookups(() => ctx.prisma.pet.findUnique({ ...query, where: { id: args.id } })),
+    resolve: (query, _parent, args, ctx) => ctx.lookups(() => ctx.prisma.pet.findUnique({ ...query, where: petById.where(args) })),
   }),
   getPetById: t.prismaField({
     type: 'Pet',
@@ -125,13 +136,7 @@ builder.queryFields((t) => ({
   }),
 }));
 
-function petWhere(
-  filter?: {
-    status?: 'available' | 'pending' | 'sold' | null;
-    categoryId?: bigint | null;
-    nameContains?: string | null;
-  } | null,
-): Prisma.PetWhereInput {
+function petWhere(filter?: PetFilterArgs): Prisma.PetWhereInput {
   return {
     ...(filter?.status ? { status: filter.status } : {}),
     ...(filter?.categoryId == null ? {} : { categoryId: filter.categoryId }),

@@ -2,6 +2,7 @@ import type { ObjectRef, SchemaTypes } from '@pothos/core';
 import { builder, type StabilityLevel } from '../builder.js';
 import type { ChangeDeclaration } from '../domain/changes.js';
 import { checkPageSize, type PageArgs, pageSize } from '../pothos-plugins/paging.js';
+import { plannedRelatedList } from './plans.js';
 
 /** Every list's page sizes: 20 unless asked, at most 100 (the arguments are checked by the paging plugin). */
 export const pageSizes = { defaultSize: pageSize.default, maxSize: pageSize.max } as const;
@@ -48,6 +49,7 @@ export const pagedById = {
     checkPageSize(args);
     return { orderBy: { id: 'asc' as const } };
   },
+  ...plannedRelatedList('id', () => ({ orderBy: { id: 'asc' } })),
 } as const;
 
 /** The builder's own schema types. */

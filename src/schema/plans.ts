@@ -1,0 +1,69 @@
+import type { PrismaClient } from '../database/client.js';
+import { pageSize } from '../pothos-plugins/paging.js';
+
+/**
+ * What a read field does, declared beside it so that query plans
+ * (src/http/query-plans/) can run it without calling its resolver: the
+ * Prisma model it reads, and the `where`/`orderBy` its arguments make. The
+ * field's own resolver is built from the same declaration (`read`), so the
+ * two cannot drift; a test runs every document both ways and compares.
+ */
+export type Model = 'pet' | 'category' | 'order' | 'inventoryItem';
+
+/** Arguments as the resolver gets them (ids already parsed to bigints by the int64 plugin). */
+export type ReadArgs = Record<string, unknown>;
+
+export interface ListRead {
+  where?: Record<string, unknown>;
+  orderBy: Record<string, unknown> | Array<Record<string, unknown>>;
+}
+
+export type PlannedRead =
+  | {
+      kind: 'list';
+      /** The model of a root list; a relation's list reads through its parent's select. */
+      model?: Model;
+      /** The column its cursors are made of. */
+      cursor: string;
+      defaultSize: number;
+      maxSize: number;
+      read: (args: ReadArgs) => ListRead;
+    }
+  | {
+      kind: 'lookup';
+      model: Model;
+      where: (args: ReadArgs) => Record<string, unknown>;
+      /** Read together with other requests' lookups in one statement (src/domain/lookups.ts). */
+      batched: boolean;
+    };
+
+/** A root list (a connection) of `model`, paged by `cursor`, with the where and order its arguments make. */
+export function plannedList<Args>(model: Model, cursor: string, read: (args: Args) => ListRead) {
+  const planned: PlannedRead = { kind: 'list', model, cursor, defaultSize: pageSize.default, maxSize: pageSize.max, read: read as (args: ReadArgs) => ListRead };
+  return { read, extensions: { plannedRead: planned } };
+}
+
+/** A related list (a relation's connection), paged by `cursor`, in the order `read` gives. */
+export function plannedRelatedList(cursor: string, read: (args: ReadArgs) => ListRead) {
+  const planned: PlannedRead = { kind: 'list', cursor, defaultSize: pageSize.default, maxSize: pageSize.max, read };
+  return { extensions: { plannedRead: planned } };
+}
+
+/** A root lookup of one row of `model` by the unique `where` its arguments make. */
+export function plannedLookup<Args, Where extends Record<string, unknown>>(
+  model: Model,
+  where: (args: Args) => Where,
+  { batched }: { batched: boolean },
+) {
+  const planned: PlannedRead = { kind: 'lookup', model, where: where as (args: ReadArgs) => Record<string, unknown>, batched };
+  return { where, extensions: { plannedRead: planned } };
+}
+
+/** The Prisma delegate of a model, for the plans' reads. */
+export function delegateOf(prisma: PrismaClient, model: Model) {
+  return prisma[model] as unknown as {
+    findMany(args: unknown): Promise<Array<Record<string, unknown>>>;
+    findUnique(args: unknown): Promise<Record<string, unknown> | null>;
+    count(args: unknown): Promise<number>;
+  };
+}
