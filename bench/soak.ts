@@ -184,7 +184,6 @@ async function soak(target: Target): Promise<SoakDatabaseResult> {
   const interval = new Interval();
   const samples: Sample[] = [];
   const errorExamples: string[] = [];
-  let phase: Sample['phase'] = 'active';
   let totalRequests = 0;
   let totalErrors = 0;
   let bounds = { maxEntries: {} as Record<string, number>, maxBytes: {} as Record<string, number> };
@@ -193,10 +192,9 @@ async function soak(target: Target): Promise<SoakDatabaseResult> {
     if (errorExamples.length < 20 && !errorExamples.some((example) => example.startsWith(kind))) errorExamples.push(detail);
   };
   const began = performance.now();
-  const elapsedS = () => (performance.now() - began) / 1000;
 
-  const takeSample = async () => {
-    const t = Math.round(elapsedS());
+  const takeSample = async (at: number, phase: Sample['phase']) => {
+    const t = Math.round(at);
     const counts = interval.take();
     totalRequests += counts.requests;
     totalErrors += counts.errors;
@@ -239,60 +237,75 @@ async function soak(target: Target): Promise<SoakDatabaseResult> {
     );
   };
 
-  await takeSample();
-  let sampling = Promise.resolve();
-  const sampler = setInterval(() => {
-    sampling = sampling.then(takeSample);
-  }, settings.sampleS * 1000);
+  // One timeline for the traffic and the samples, in seconds from the start, kept to the clock so that
+  // nothing drifts: the cycles start every SOAK_ACTIVE + SOAK_IDLE_GAP seconds and the samples fall every
+  // SOAK_SAMPLE_INTERVAL. With the defaults (45 + 15, 30) every other sample is taken under traffic and
+  // the others at the very end of a gap, just before the next burst: the quietest moment, where what a
+  // burst left behind shows best. A sample and the start of a cycle at the same time: the sample first.
+  const period = settings.activeS + settings.idleGapS;
+  const events: Array<{ at: number; kind: 'sample' | 'traffic' }> = [];
+  for (let k = 0; k * settings.sampleS <= settings.durationS + 0.001; k++) events.push({ at: k * settings.sampleS, kind: 'sample' });
+  for (let at = 0; at < settings.durationS; at += period) events.push({ at, kind: 'traffic' });
+  if (Math.floor(settings.durationS / settings.sampleS) * settings.sampleS < settings.durationS - 0.001) {
+    events.push({ at: settings.durationS, kind: 'sample' });
+  }
+  events.sort((x, y) => x.at - y.at || (x.kind === 'sample' ? -1 : 1));
+  const phaseAt = (at: number): Sample['phase'] => {
+    if (at === 0) return 'start';
+    const into = at % period;
+    return into > 0 && into < settings.activeS && at < settings.durationS ? 'active' : 'idle';
+  };
 
   let nextDocument = 0;
   let idleGaps = 0;
-  try {
-    while (elapsedS() < settings.durationS - 1 && !cleaningUp()) {
-      phase = 'active';
-      const activeS = Math.min(settings.activeS, settings.durationS - elapsedS());
-      const stopChurn = new AbortController();
-      const churnTimer = setTimeout(() => stopChurn.abort(), activeS * 1000);
-      const [, churned] = await Promise.all([
-        runCell(server, {
-          target: 'gateway',
-          resultName: 'gateway',
-          name: server.name,
-          durationS: activeS,
-          data: target.data,
-          ratePerSecond: settings.rate,
-          observe: (latencyMs, failed) => interval.record(latencyMs, failed),
-        }),
-        runChurn({
-          url: `${server.url}/graphql`,
-          start: nextDocument,
-          documents: 1_000_000,
-          repeats: CHURN_REPEATS,
-          concurrency: CHURN_CONCURRENCY,
-          ratePerSecond: settings.churnRate,
-          signal: stopChurn.signal,
-          onResponse: (latencyMs, error) => {
-            interval.record(latencyMs, error !== undefined);
-            if (error) failure(`churn: ${error}`);
-          },
-        }),
-      ]);
-      clearTimeout(churnTimer);
-      nextDocument += churned.documents;
-      const idleS = Math.min(settings.idleGapS, settings.durationS - elapsedS());
-      if (idleS <= 0) break;
-      phase = 'idle';
-      idleGaps++;
-      await sleep(idleS * 1000);
-      // The end of a gap, the pool's idle connections and the keep-alive sockets closed: the quietest
-      // moment, where what is left over shows best.
-      if (elapsedS() < settings.durationS - 1) await (sampling = sampling.then(takeSample));
+  const bursts: Promise<void>[] = [];
+  const burst = async (durationS: number) => {
+    const stopChurn = new AbortController();
+    const churnTimer = setTimeout(() => stopChurn.abort(), durationS * 1000);
+    const [, churned] = await Promise.all([
+      runCell(server, {
+        target: 'gateway',
+        resultName: 'gateway',
+        name: server.name,
+        durationS,
+        data: target.data,
+        ratePerSecond: settings.rate,
+        observe: (latencyMs, failed) => interval.record(latencyMs, failed),
+      }),
+      runChurn({
+        url: `${server.url}/graphql`,
+        start: nextDocument,
+        documents: 1_000_000,
+        repeats: CHURN_REPEATS,
+        concurrency: CHURN_CONCURRENCY,
+        ratePerSecond: settings.churnRate,
+        signal: stopChurn.signal,
+        onResponse: (latencyMs, error) => {
+          interval.record(latencyMs, error !== undefined);
+          if (error) failure(`churn: ${error}`);
+        },
+      }),
+    ]);
+    clearTimeout(churnTimer);
+    nextDocument += churned.documents;
+  };
+  for (const event of events) {
+    const wait = event.at * 1000 - (performance.now() - began);
+    if (wait > 0) await sleep(wait);
+    if (cleaningUp()) break;
+    if (event.kind === 'sample') {
+      await takeSample(event.at, phaseAt(event.at));
+    } else {
+      const durationS = Math.min(settings.activeS, settings.durationS - event.at);
+      if (event.at + durationS < settings.durationS) idleGaps++;
+      bursts.push(burst(durationS));
     }
-  } finally {
-    clearInterval(sampler);
-    await sampling;
   }
-  if (elapsedS() - (samples.at(-1)?.t ?? 0) > 2) await takeSample();
+  await Promise.all(bursts);
+  // Answers that came in after the last sample still count.
+  const rest = interval.take();
+  totalRequests += rest.requests;
+  totalErrors += rest.errors;
   if (server.child.exitCode !== null || server.child.signalCode !== null) {
     totalErrors++;
     failure(`${server.name} exited during the soak (code ${server.child.exitCode}, signal ${server.child.signalCode}); see ${server.logFile}`);
@@ -356,9 +369,11 @@ async function main(): Promise<boolean> {
       `${settings.churnRate} requests/s, for ${settings.activeS} s, then ${settings.idleGapS} s of silence (past the pool's 10 s idle ` +
       `timeout and the 5 s HTTP keep-alive), over and over. A sample every ${settings.sampleS} s: RSS from /proc, the rest from /metrics ` +
       '(nodejs_heap_size_used_bytes, nodejs_eventloop_lag_p99_seconds, nodejs_active_handles_total, petstore_db_pool_connections, ' +
-      'petstore_cache_entries) and the load generator (requests, errors, p99 over the interval). Growth test: the first third of the ' +
-      'time is warm-up; a measure grew when the median of the last third exceeds the median of the middle third by more than its ' +
-      'tolerance (a cache at its bound does not count). The slope is for information.',
+      'petstore_cache_entries) and the load generator (requests, errors, p99 over the interval); with the defaults, every other ' +
+      'sample falls under traffic and the others at the very end of a gap. Growth test: the first third of the time is warm-up; a ' +
+      'measure grew when the median of the last third exceeds the median of the middle third by more than its tolerance, samples ' +
+      'under traffic compared with each other and samples in the gaps with each other (a cache at its bound does not count). ' +
+      'The slope is for information.',
     databases,
     warnings,
   };

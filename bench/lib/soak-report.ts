@@ -3,8 +3,8 @@
 export interface Sample {
   /** Seconds since the traffic began. */
   t: number;
-  /** Whether the traffic was on (active) or in an idle gap when the sample was taken. */
-  phase: 'active' | 'idle';
+  /** Before any traffic (start), under traffic (active), or in an idle gap (idle: with the defaults, at its very end). */
+  phase: 'start' | 'active' | 'idle';
   rssMb: number | null;
   heapUsedMb: number | null;
   /** prom-client's event-loop delay p99 since the previous scrape. */
@@ -23,10 +23,10 @@ export interface Sample {
 
 export interface Verdict {
   metric: string;
-  /** Medians of the middle and the last third of the samples. */
-  middle: number | null;
-  last: number | null;
-  /** Least-squares slope over the middle and last thirds, per hour. */
+  /** Medians of the middle and the last third, of the samples taken under traffic and of those in the gaps. */
+  active: { middle: number | null; last: number | null };
+  idle: { middle: number | null; last: number | null } | null;
+  /** Least-squares slope over the middle and last thirds, per hour (samples in the gaps where tested there). */
   slopePerHour: number | null;
   /** How much the last third may exceed the middle one: `relative` × middle + `absolute`. */
   tolerance: string;
@@ -95,16 +95,20 @@ interface Check {
   relative: number;
   absolute: number;
   unit: string;
+  /** Latency means something under traffic only. */
+  activeOnly?: boolean;
   /** A bounded cache at its bound has stopped growing by construction, whatever its thirds say. */
   atBound?: (sample: Sample) => boolean;
 }
 
 /**
  * Growth test, per metric: after a warm-up (the first third), the median of the last third must not
- * exceed the median of the middle third by more than the tolerance. Medians, not means or the
- * last value, since heap and latency samples swing with garbage collection, the idle gaps and the
- * machine's other load; the tolerances are wider than those swings measured on this machine, and
- * far narrower than a leak that matters over days.
+ * exceed the median of the middle third by more than the tolerance, comparing like with like: samples
+ * taken under traffic with each other, and samples taken in the idle gaps with each other (handles,
+ * pool connections and heap differ a lot between the two, and a third may hold more of one kind).
+ * Medians, not means or the last value, since heap and latency samples swing with garbage collection
+ * and the machine's other load; the tolerances are wider than those swings measured on this machine,
+ * and far narrower than a leak that matters over days.
  */
 export function growthVerdicts(
   samples: Sample[],
@@ -118,8 +122,8 @@ export function growthVerdicts(
     { metric: 'active handles', value: (s) => s.activeHandles, relative: 0, absolute: 5, unit: '' },
     { metric: 'pool connections in use', value: (s) => s.poolInUse, relative: 0, absolute: 2, unit: '' },
     { metric: 'pool connections open', value: (s) => s.poolTotal, relative: 0, absolute: 2, unit: '' },
-    { metric: 'event-loop delay p99 (ms)', value: (s) => s.eventLoopP99Ms, relative: 0.5, absolute: 10, unit: 'ms' },
-    { metric: 'request p99 (ms)', value: (s) => s.p99Ms, relative: 0.5, absolute: 20, unit: 'ms' },
+    { metric: 'event-loop delay p99 (ms)', value: (s) => s.eventLoopP99Ms, relative: 0.5, absolute: 10, unit: 'ms', activeOnly: true },
+    { metric: 'request p99 (ms)', value: (s) => s.p99Ms, relative: 0.5, absolute: 20, unit: 'ms', activeOnly: true },
     ...caches.map((cache) => ({
       metric: `cache ${cache} (entries)`,
       value: (s: Sample) => s.cacheEntries[cache] ?? null,
@@ -133,25 +137,42 @@ export function growthVerdicts(
   ];
   const { middle, last } = thirds(samples, durationS);
   return checks.map((check) => {
-    const values = (set: Sample[]) => set.map(check.value).filter((v): v is number => v !== null);
-    const m = median(values(middle));
-    const l = median(values(last));
+    const values = (set: Sample[], phase: Sample['phase']) =>
+      set.filter((s) => s.phase === phase).map(check.value).filter((v): v is number => v !== null);
+    const compare = (phase: Sample['phase']) => {
+      const m = median(values(middle, phase));
+      const l = median(values(last, phase));
+      return { middle: m, last: l, grew: m !== null && l !== null && l > m * (1 + check.relative) + check.absolute };
+    };
+    const active = compare('active');
+    const idle = check.activeOnly ? null : compare('idle');
+    const slopePhase: Sample['phase'] = check.activeOnly ? 'active' : 'idle';
     const perSecond = slope(
-      [...middle, ...last].flatMap((s) => {
-        const v = check.value(s);
-        return v === null ? [] : [[s.t, v] as [number, number]];
-      }),
+      [...middle, ...last]
+        .filter((s) => s.phase === slopePhase)
+        .flatMap((s) => {
+          const v = check.value(s);
+          return v === null ? [] : [[s.t, v] as [number, number]];
+        }),
     );
     const tolerance = `${check.relative ? `${check.relative * 100}% + ` : ''}${check.absolute}${check.unit ? ` ${check.unit}` : ''}`;
-    let grew = m !== null && l !== null && l > m * (1 + check.relative) + check.absolute;
+    let grew = active.grew || (idle?.grew ?? false);
     let note: string | undefined;
     const lastSample = last.at(-1);
     if (grew && check.atBound && lastSample && check.atBound(lastSample)) {
       grew = false;
       note = 'filled up to its bound, and stays there';
     }
-    if (m === null || l === null) note = 'not enough samples after the warm-up';
-    return { metric: check.metric, middle: m, last: l, slopePerHour: perSecond === null ? null : perSecond * 3600, tolerance, grew, ...(note ? { note } : {}) };
+    if (active.middle === null || active.last === null) note = 'not enough samples after the warm-up';
+    return {
+      metric: check.metric,
+      active: { middle: active.middle, last: active.last },
+      idle: idle ? { middle: idle.middle, last: idle.last } : null,
+      slopePerHour: perSecond === null ? null : perSecond * 3600,
+      tolerance,
+      grew,
+      ...(note ? { note } : {}),
+    };
   });
 }
 
@@ -211,11 +232,12 @@ export function renderSoakMarkdown(results: SoakResults, chartFile: string): str
       );
       lines.push('');
     }
-    lines.push('| Metric | middle third (median) | last third (median) | allowed growth | slope over both, per hour | verdict |');
+    lines.push('| Metric | under traffic: middle → last third (medians) | end of gaps: middle → last third | allowed growth | slope, per hour | verdict |');
     lines.push('|---|--:|--:|--:|--:|---|');
     for (const v of db.verdicts) {
+      const pair = (p: { middle: number | null; last: number | null } | null) => (p ? `${fmt(p.middle, 1)} → ${fmt(p.last, 1)}` : '–');
       lines.push(
-        `| ${v.metric} | ${fmt(v.middle, 1)} | ${fmt(v.last, 1)} | ${v.tolerance} | ${fmt(v.slopePerHour, 1)} | ${v.grew ? '**grew**' : 'steady'}${v.note ? ` (${v.note})` : ''} |`,
+        `| ${v.metric} | ${pair(v.active)} | ${pair(v.idle)} | ${v.tolerance} | ${fmt(v.slopePerHour, 1)} | ${v.grew ? '**grew**' : 'steady'}${v.note ? ` (${v.note})` : ''} |`,
       );
     }
     lines.push('');
@@ -252,7 +274,7 @@ export function renderSoakSvg(results: SoakResults): string {
   ];
   const colors: Record<string, string> = { server: '#1f77b4', embedded: '#e8710a' };
   const columns = 2;
-  const width = 420;
+  const width = 460;
   const height = 190;
   const margin = { left: 52, right: 14, top: 28, bottom: 30 };
   const legend = 30;
@@ -270,7 +292,7 @@ export function renderSoakSvg(results: SoakResults): string {
     out.push(`<text x="${x + 30}" y="20">${db.database === 'server' ? 'server database' : 'embedded default'}</text>`);
     x += 170;
   }
-  out.push(`<text x="${x}" y="20" fill="#666">dashed: end of warm-up, start of the last third · time in minutes</text>`);
+  out.push(`<text x="${x}" y="20" fill="#666">solid: under traffic · dashed: in the idle gaps · grey: end of warm-up, start of last third · minutes</text>`);
   panels.forEach((panel, index) => {
     const ox = (index % columns) * width;
     const oy = legend + Math.floor(index / columns) * height;
@@ -297,13 +319,20 @@ export function renderSoakSvg(results: SoakResults): string {
     for (let t = 0; t <= durationS; t += tickStep) {
       out.push(`<text x="${sx(t)}" y="${oy + margin.top + plotH + 14}" text-anchor="middle" fill="#444">${fmt(t / 60, t % 60 ? 1 : 0)}</text>`);
     }
+    // Samples under traffic and samples in the gaps, one line each: joined, they would only zigzag.
     for (const db of results.databases) {
-      const points = db.samples.flatMap((s) => {
-        const v = panel.value(s);
-        return v === null ? [] : [`${sx(s.t).toFixed(1)},${sy(v).toFixed(1)}`];
-      });
-      if (points.length) {
-        out.push(`<polyline fill="none" stroke="${colors[db.database]}" stroke-width="1.6" points="${points.join(' ')}"/>`);
+      for (const phase of ['active', 'idle'] as const) {
+        const points = db.samples
+          .filter((s) => s.phase === phase || s.phase === 'start')
+          .flatMap((s) => {
+            const v = panel.value(s);
+            return v === null ? [] : [`${sx(s.t).toFixed(1)},${sy(v).toFixed(1)}`];
+          });
+        if (points.length) {
+          out.push(
+            `<polyline fill="none" stroke="${colors[db.database]}" stroke-width="1.6"${phase === 'idle' ? ' stroke-dasharray="5 3"' : ''} points="${points.join(' ')}"/>`,
+          );
+        }
       }
     }
   });
