@@ -12,20 +12,15 @@
  *     statements and rows per request counted over sequential requests.
  *  5. Load pass: the same servers, started afresh straight on PostgreSQL, are driven with autocannon
  *     for a fixed duration per concurrency level after a warm-up.
- *  6. Mix pass (BENCH_MIX=0 skips it): a realistic mix of reads and 2% writes from 10 clients, with a
- *     staleness checker, on the gateway uncached, with its response cache, and PostGraphile (bench/lib/mix.ts).
- *  7. Replica routing pass (BENCH_REPLICAS=0 skips it): a primary and a streaming replica of the bench's
- *     own (initdb, pg_basebackup), the gateway on the primary alone and with the replica, side by side.
- *  8. Writes bench/results/latest.json and latest.md, prints the table, stops the servers and
- *     drops the database (also on failure or Ctrl-C).
+ *  6. Mix pass: a realistic mix of reads and 2% writes from 10 clients, with a staleness checker, on
+ *     the gateway uncached, with its response cache, and PostGraphile (bench/lib/mix.ts).
+ *  7. Replica routing pass: a primary and a streaming replica of the bench's own (initdb,
+ *     pg_basebackup), the gateway on the primary alone and with the replica, side by side.
+ *  8. Writes bench/results/latest.json and latest.md and prints the table.
  *
- * Settings (environment): BENCH_DURATION (s per cell, 8), BENCH_WARMUP (s per variant, 5),
- * BENCH_CONCURRENCY (1,10,50), BENCH_COUNT_REQUESTS (20), BENCH_ONLY (operation ids, e.g. 1,2),
- * BENCH_DATABASE_URL, BENCH_AUTH_TOKEN (the bearer token for orders and placeOrder; by default the bench
- * configures the gateway with a JWT key of its own and signs one), BENCH_SKIP_BUILD=1,
- * BENCH_STRICT_BUILD=1 (stop when the build reports type errors instead of benchmarking what it emitted),
- * BENCH_GATEWAY_NODE_ARGS (extra node flags for the load-pass gateway, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"),
- * BENCH_OUTPUT (basename of the result files, latest by default; use another for experiments).
+ * Whatever it started or made (servers, the database, the replica servers and their folder) is
+ * undone at the end, on failure, and on SIGINT, SIGTERM or SIGHUP (bench/lib/cleanup.ts).
+ * `npm run bench -- --help` lists the settings (bench/lib/options.ts).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -41,6 +36,7 @@ import {
   log,
   only,
   outputName,
+  passes,
   peersDir,
   poolSize,
   resultsDir,
@@ -49,53 +45,37 @@ import {
   startedAt,
   warnings,
 } from './lib/config.js';
-import { adminUrl, createDatabase, databaseUrl, dataSet, dropDatabase, leftoverDatabases, loadData, placeOrderFunction, withClient } from './lib/data.js';
+import { cleaningUp, cleanUp, cleanUpOnSignals } from './lib/cleanup.js';
+import { adminUrl, createDatabase, databaseUrl, dataSet, leftoverDatabases, loadData, placeOrderFunction, withClient } from './lib/data.js';
 import { countingPass, loadPass } from './lib/matrix.js';
 import { mixPass } from './lib/mix.js';
 import { replicaRoutingPass } from './lib/replicas.js';
 import { type Operation, operations } from './lib/operations.js';
-import { stopAll } from './lib/processes.js';
+import { benchSettings, helpAsked } from './lib/options.js';
 import { type BenchResults, renderMarkdown, type VariantResult } from './lib/report.js';
 import { build, ensurePeers, git, packageVersion } from './lib/servers.js';
 
-// ---- clean-up, also on failure and Ctrl-C ---------------------------------
+// ---- the command line, and clean-up on failure, Ctrl-C and SIGTERM ---------
 
-let databaseName: string | undefined;
-let cleaning: Promise<void> | undefined;
-function cleanup(): Promise<void> {
-  cleaning ??= (async () => {
-    await stopAll().catch((error) => console.error('stopping the servers:', error));
-    if (databaseName) {
-      await dropDatabase(databaseName).then(
-        () => log(`dropped database ${databaseName}`),
-        (error) => console.error(`could not drop database ${databaseName}:`, error),
-      );
-    }
-  })();
-  return cleaning;
+if (helpAsked('npm run bench', 'The gateway and PostGraphile 5 side by side, on a database of its own; writes bench/results/<BENCH_OUTPUT>.md and .json.', benchSettings)) {
+  process.exit(0);
 }
-for (const [signal, code] of [
-  ['SIGINT', 130],
-  ['SIGTERM', 143],
-] as const) {
-  process.on(signal, () => {
-    // A terminal's Ctrl-C reaches us twice (directly, and relayed by tsx); say it once.
-    if (!cleaning) console.error(`\n${signal}: stopping the servers and dropping the bench database…`);
-    void cleanup().finally(() => process.exit(code));
-  });
-}
+cleanUpOnSignals((message) => console.error(`\n${message}`));
 
 // ---- main -----------------------------------------------------------------
 
-/** The bench's own database: created, migrated, loaded with the data set and the bench's SQL function. */
-async function prepareDatabase() {
-  const { postgresVersion, preload } = await withClient(adminUrl, async (admin) => ({
+/** The PostgreSQL server's version, and whether pg_stat_statements is preloaded. */
+async function serverFacts() {
+  return withClient(adminUrl, async (admin) => ({
     postgresVersion: (await admin.query<{ server_version: string }>('SHOW server_version')).rows[0]?.server_version ?? '?',
     preload: (await admin.query<{ shared_preload_libraries: string }>('SHOW shared_preload_libraries')).rows[0]
       ?.shared_preload_libraries,
   }));
+}
+
+/** The bench's own database: created, migrated, loaded with the data set and the bench's SQL function. */
+async function prepareDatabase() {
   const name = await createDatabase();
-  databaseName = name;
   const url = databaseUrl(name);
   const leftovers = await leftoverDatabases(name);
   if (leftovers.length) {
@@ -107,7 +87,7 @@ async function prepareDatabase() {
   await loadData(url);
   await withClient(url, (db) => db.query(placeOrderFunction));
   log('data loaded');
-  return { name, url, postgresVersion, preload };
+  return { name, url };
 }
 
 /** Each operation with whether the gateway and PostGraphile answered it with the same data. */
@@ -211,31 +191,40 @@ async function main() {
   mkdirSync(resultsDir, { recursive: true });
   const selected = operations.filter((operation) => !only || only.includes(operation.id));
   if (selected.length === 0) throw new Error(`BENCH_ONLY=${process.env.BENCH_ONLY} matches no operation`);
-  const peerNodeVersion = ensurePeers();
+  // PostGraphile and the bench database serve the passes that compare the two servers.
+  const comparing = passes.has('count') || passes.has('mix');
+  const peerNodeVersion = comparing ? await ensurePeers() : 'not run';
   auth.token ??= await new SignJWT({ scope: allScopes.join(' ') })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setSubject('bench')
     .setIssuedAt()
     .setExpirationTime('3h')
     .sign(new TextEncoder().encode(jwtSecret));
-  const buildResult = build();
+  const buildResult = await build();
   // What was built: the commit, and whether the working tree differed from it at that moment.
   const built = { commit: git(['rev-parse', 'HEAD']), dirty: git(['status', '--porcelain', '--', 'src', 'prisma']).length > 0 };
 
-  const { name, url, postgresVersion, preload } = await prepareDatabase();
+  const { postgresVersion, preload } = await serverFacts();
+  const database = comparing ? await prepareDatabase() : undefined;
 
-  const variants = [
-    ...new Map(selected.flatMap((o) => [o.gateway, ...(o.postgraphile ? [o.postgraphile] : [])]).map((v) => [v.key, v])).values(),
-  ];
   const variantResults: Record<string, VariantResult> = {};
-  const normalized = new Map<string, unknown>();
-  await countingPass(url, variants, variantResults, normalized);
-
-  const operationResults = compareAnswers(selected, normalized);
-
-  const { cells, rssAtStartMb, peakRssMb } = await loadPass(url, name, selected, variantResults);
-  const mix = process.env.BENCH_MIX === '0' ? undefined : await mixPass(url, name);
-  const replicaRouting = process.env.BENCH_REPLICAS === '0' ? undefined : await replicaRoutingPass();
+  let operationResults: BenchResults['operations'] = [];
+  let cells: BenchResults['cells'] = [];
+  let rssAtStartMb: BenchResults['rssAtStartMb'] = { gateway: null, postgraphile: null };
+  let peakRssMb: BenchResults['peakRssMb'] = { gateway: null, postgraphile: null };
+  if (database && passes.has('count')) {
+    const variants = [
+      ...new Map(selected.flatMap((o) => [o.gateway, ...(o.postgraphile ? [o.postgraphile] : [])]).map((v) => [v.key, v])).values(),
+    ];
+    const normalized = new Map<string, unknown>();
+    await countingPass(database.url, variants, variantResults, normalized);
+    operationResults = compareAnswers(selected, normalized);
+  }
+  if (database && passes.has('load')) {
+    ({ cells, rssAtStartMb, peakRssMb } = await loadPass(database.url, database.name, selected, variantResults));
+  }
+  const mix = database && passes.has('mix') ? await mixPass(database.url, database.name) : undefined;
+  const replicaRouting = passes.has('replicas') ? await replicaRoutingPass() : undefined;
   const results = describeRun({
     peerNodeVersion,
     postgresVersion,
@@ -262,8 +251,11 @@ async function main() {
 try {
   await main();
 } catch (error) {
-  console.error(error instanceof Error ? error.message : error);
-  process.exitCode = 1;
+  // After a signal, what fails is what the clean-up cut short: not worth a message.
+  if (!cleaningUp()) {
+    console.error(error instanceof Error ? error.message : error);
+    process.exitCode = 1;
+  }
 } finally {
-  await cleanup();
+  await cleanUp();
 }

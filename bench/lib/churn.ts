@@ -53,6 +53,10 @@ export async function runChurn(options: {
   concurrency: number;
   headers?: Record<string, string>;
   onProgress?: (progress: ChurnProgress) => void;
+  /** Each answer's latency, and what was wrong with it (undefined when nothing). */
+  onResponse?: (latencyMs: number, error: string | undefined) => void;
+  /** Requests a second over all workers; as fast as answered when absent. */
+  ratePerSecond?: number;
   signal?: AbortSignal;
 }): Promise<ChurnProgress> {
   const start = options.start ?? 0;
@@ -66,26 +70,40 @@ export async function runChurn(options: {
     const inBlock = i % (window * options.repeats);
     return start + block * window + (inBlock % window);
   };
-  const worker = async () => {
+  const interval = options.ratePerSecond ? (1000 * options.concurrency) / options.ratePerSecond : 0;
+  const worker = async (index: number) => {
+    let nextAt = performance.now() + (interval * index) / options.concurrency;
     while (next < total && !options.signal?.aborted) {
+      if (interval) {
+        const wait = nextAt - performance.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        if (options.signal?.aborted) break;
+        // No catching up on a backlog: a slow answer delays the next request, not a burst after it.
+        nextAt = Math.max(nextAt + interval, performance.now() - interval);
+      }
       const i = next++;
       const n = documentOf(i);
       if (n - start + 1 > progress.documents) progress.documents = n - start + 1;
+      const sentAt = performance.now();
+      let error: string | undefined;
       try {
         const response = await fetch(options.url, {
           method: 'POST',
           headers: { 'content-type': 'application/json', ...options.headers },
           body: JSON.stringify(churnDocument(n)),
         });
-        const body = (await response.json()) as { errors?: unknown };
-        if (response.status !== 200 || body.errors) progress.errors++;
-      } catch {
-        progress.errors++;
+        const text = await response.text();
+        const body = JSON.parse(text) as { errors?: unknown };
+        if (response.status !== 200 || body.errors) error = `${response.status} ${text.slice(0, 300)}`;
+      } catch (caught) {
+        error = String(caught);
       }
+      if (error) progress.errors++;
+      options.onResponse?.(performance.now() - sentAt, error);
       progress.sent++;
       if (progress.sent % 500 === 0) options.onProgress?.(progress);
     }
   };
-  await Promise.all(Array.from({ length: options.concurrency }, worker));
+  await Promise.all(Array.from({ length: options.concurrency }, (_, index) => worker(index)));
   return progress;
 }

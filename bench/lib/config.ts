@@ -21,6 +21,14 @@ export const settings = {
   concurrency: (process.env.BENCH_CONCURRENCY ?? '1,10,50').split(',').map((c) => Number.parseInt(c, 10)),
   countRequests: numberSetting('BENCH_COUNT_REQUESTS', 20),
 };
+const allPasses = ['count', 'load', 'mix', 'replicas'];
+/** The passes to run (BENCH_PASSES); BENCH_MIX=0 and BENCH_REPLICAS=0 leave theirs out. */
+export const passes = new Set((process.env.BENCH_PASSES ?? allPasses.join(',')).split(',').map((pass) => pass.trim()).filter(Boolean));
+for (const pass of passes) if (!allPasses.includes(pass)) throw new Error(`BENCH_PASSES: no pass ${pass} (${allPasses.join(', ')})`);
+// The load pass measures what the counting pass found answering.
+if (passes.has('load')) passes.add('count');
+if (process.env.BENCH_MIX === '0') passes.delete('mix');
+if (process.env.BENCH_REPLICAS === '0') passes.delete('replicas');
 export const only = process.env.BENCH_ONLY?.split(',').map((id) => id.trim());
 /**
  * The gateway in production verifies bearer tokens with a configured key: the
@@ -38,5 +46,11 @@ export const gatewayNodeArgs = process.env.BENCH_GATEWAY_NODE_ARGS?.split(' ').f
 export const warnings: string[] = [];
 export const startedAt = new Date();
 export const loadAtStart = os.loadavg().map((value) => Number(value.toFixed(2)));
-export const log = (message: string) => console.log(`[bench ${((Date.now() - startedAt.getTime()) / 1000).toFixed(0).padStart(3)} s] ${message}`);
+let runName = 'bench';
+/** Names the run in its log lines: `[bench  12 s] …` or `[soak  12 s] …`. */
+export const setRunName = (name: string) => {
+  runName = name;
+};
+export const log = (message: string) =>
+  console.log(`[${runName} ${((Date.now() - startedAt.getTime()) / 1000).toFixed(0).padStart(3)} s] ${message}`);
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { undoLater } from './cleanup.js';
+import { log } from './config.js';
 
 /** The data set: 50 categories, 10,000 pets each with inventory, 50,000 orders. */
 export const dataSet = {
@@ -32,9 +34,21 @@ export async function withClient<T>(url: string, work: (client: pg.Client) => Pr
 
 export const benchDatabasePrefix = 'petstore_bench_';
 
+/**
+ * A database of the run's own, dropped when the run ends or is interrupted. The drop is registered
+ * before the CREATE is sent: a signal while it runs waits for it, then drops what it made.
+ */
 export async function createDatabase(): Promise<string> {
   const name = `${benchDatabasePrefix}${process.pid}_${randomBytes(3).toString('hex')}`;
-  await withClient(adminUrl, (admin) => admin.query(`CREATE DATABASE "${name}"`));
+  let creating: Promise<unknown> = Promise.resolve();
+  undoLater(`drop database ${name}`, async () => {
+    await creating.catch(() => undefined);
+    await dropDatabase(name);
+    log(`dropped database ${name}`);
+  });
+  creating = withClient(adminUrl, (admin) => admin.query(`CREATE DATABASE "${name}"`));
+  await creating;
+  log(`created database ${name}`);
   return name;
 }
 

@@ -3,7 +3,7 @@ import http from 'node:http';
 import os from 'node:os';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { auth, gatewayNodeArgs, log, settings, warnings } from './config.js';
+import { auth, gatewayNodeArgs, log, settings, sleep, warnings } from './config.js';
 import { dataSet } from './data.js';
 import { benchResponseCacheTtlMs } from './operations.js';
 import { BackendCpu, cpuMs, type ServerProcess } from './processes.js';
@@ -72,8 +72,25 @@ interface Request {
 
 const STATUSES = ['AVAILABLE', 'AVAILABLE', 'AVAILABLE', 'PENDING', 'SOLD'];
 
+/** The ids the mix draws from: the bench's data set, or what another database holds (the soak's embedded one). */
+export interface MixData {
+  /** Pets read, renamed and restocked, the most popular first (Zipf ranks). */
+  readPets: string[];
+  /** Pets placeOrder takes from, with stock that does not run out during a run. */
+  orderPets: string[];
+  /** Categories, the most popular first. */
+  categories: string[];
+}
+
+const ids = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => String(from + i));
+export const benchMixData: MixData = {
+  readPets: ids(1, dataSet.readPets),
+  orderPets: ids(dataSet.readPets + 1, dataSet.pets),
+  categories: ids(1, dataSet.categories),
+};
+
 /** The reads, as each server names them; both answer with the same shapes the checker reads. */
-function read(kind: string, target: Target, random: () => number, popularPet: (random: () => number) => number): Request {
+function read(kind: string, target: Target, random: () => number, popularPet: (random: () => number) => string, data: MixData): Request {
   const gw = target === 'gateway';
   const pick = <T>(values: T[]) => values[Math.floor(random() * values.length)]!;
   switch (kind) {
@@ -82,17 +99,17 @@ function read(kind: string, target: Target, random: () => number, popularPet: (r
         ? {
             kind,
             query: 'query MixPet($id: ID!) { pet(id: $id) { pid: id pname: name status category { id name } inventory { quantity status } } }',
-            variables: { id: String(popularPet(random)) },
+            variables: { id: popularPet(random) },
           }
         : {
             kind,
             query:
               'query MixPet($id: BigInt!) { petByRowId(rowId: $id) { pid: rowId pname: name status categoryByCategoryId { rowId name } inventoryItemByPetId { quantity status } } }',
-            variables: { id: String(popularPet(random)) },
+            variables: { id: popularPet(random) },
           };
     case 'pets': {
       // Half the pages by category, half by category and status; the popular categories first.
-      const category = String(1 + Math.floor(random() ** 2 * dataSet.categories));
+      const category = data.categories[Math.floor(random() ** 2 * data.categories.length)]!;
       const status = random() < 0.5 ? pick(STATUSES) : undefined;
       return gw
         ? {
@@ -142,7 +159,7 @@ function read(kind: string, target: Target, random: () => number, popularPet: (r
           };
     }
     default: {
-      const petId = String(popularPet(random));
+      const petId = popularPet(random);
       return gw
         ? {
             kind: 'orders',
@@ -247,16 +264,28 @@ const reported = new Set<string>();
 
 const versionOf = (name: string) => Number(/^mix (\d+)$/.exec(name)?.[1] ?? 0);
 
-async function runCell(
-  server: ServerProcess,
-  target: Target,
-  resultName: MixResult['server'],
-  durationS: number,
-  sql: pg.Pool,
-  backend: BackendCpu,
-): Promise<MixResult> {
+export interface CellOptions {
+  target: Target;
+  resultName: MixResult['server'];
+  durationS: number;
+  /** Where PostGraphile's clients write (they have no mutations). */
+  sql?: pg.Pool;
+  backend?: BackendCpu;
+  data?: MixData;
+  /** Requests a second over all clients; as fast as answered when absent. */
+  ratePerSecond?: number;
+  /** Each request's latency and whether it failed (an error, or a stale answer). */
+  observe?: (latencyMs: number, failed: boolean) => void;
+  /** Names the server in the warnings (`mix <name> <kind>: …`); resultName by default. */
+  name?: string;
+}
+
+/** The mix on one server for `durationS`, from CLIENTS clients. */
+export async function runCell(server: ServerProcess, options: CellOptions): Promise<MixResult> {
+  const { target, resultName, durationS, sql, backend, data = benchMixData, ratePerSecond, observe, name = resultName } = options;
   const renames = new Renames();
-  const popularPet = zipf(dataSet.readPets, ZIPF_EXPONENT);
+  const rank = zipf(data.readPets.length, ZIPF_EXPONENT);
+  const popularPet = (random: () => number) => data.readPets[rank(random) - 1]!;
   const latencies: number[] = [];
   const byKind: Record<string, number> = {};
   let writes = 0;
@@ -271,9 +300,9 @@ async function runCell(
   // The first error of each kind goes into the report's warnings: a wrong document shows at once.
   const failed = (kind: string, detail: string) => {
     errors++;
-    if (reported.has(`${resultName} ${kind}`)) return;
-    reported.add(`${resultName} ${kind}`);
-    warnings.push(`mix ${resultName} ${kind}: ${detail.slice(0, 300)}`);
+    if (reported.has(`${name} ${kind}`)) return;
+    reported.add(`${name} ${kind}`);
+    warnings.push(`mix ${name} ${kind}: ${detail.slice(0, 300)}`);
   };
   const check = (kind: string, status: number, text: string, sentAt: number) => {
     if (status !== 200 || !text.startsWith('{"data":') || text.includes('"errors":')) failed(kind, `${status} ${text}`);
@@ -285,7 +314,7 @@ async function runCell(
 
   const gatewayWrite = async (kind: string, random: () => number): Promise<string | undefined> => {
     if (kind === 'rename') {
-      const petId = String(popularPet(random));
+      const petId = popularPet(random);
       const version = renames.begin(petId);
       if (version === undefined) return undefined;
       let acknowledged: number | undefined;
@@ -302,7 +331,7 @@ async function runCell(
           if (answer.status === 200 && !answer.text.includes('"errors"')) acknowledged = version;
           else failed(kind, `${answer.status} ${answer.text}`);
         } else {
-          await sql.query('UPDATE pets SET name = $1, updated_at = now() WHERE id = $2', [`mix ${version}`, petId]);
+          await sql!.query('UPDATE pets SET name = $1, updated_at = now() WHERE id = $2', [`mix ${version}`, petId]);
           acknowledged = version;
         }
       } finally {
@@ -311,7 +340,7 @@ async function runCell(
       return acknowledged === undefined ? undefined : petId;
     }
     if (kind === 'stock') {
-      const petId = String(popularPet(random));
+      const petId = popularPet(random);
       const quantity = 1 + Math.floor(random() * 100);
       if (target === 'gateway') {
         const answer = await post(
@@ -324,11 +353,11 @@ async function runCell(
         );
         if (answer.status !== 200 || answer.text.includes('"errors"')) failed(kind, `${answer.status} ${answer.text}`);
       } else {
-        await sql.query('UPDATE inventory_items SET quantity = $1, updated_at = now() WHERE pet_id = $2', [quantity, petId]);
+        await sql!.query('UPDATE inventory_items SET quantity = $1, updated_at = now() WHERE pet_id = $2', [quantity, petId]);
       }
       return undefined;
     }
-    const petId = String(dataSet.readPets + 1 + Math.floor(random() * (dataSet.pets - dataSet.readPets)));
+    const petId = data.orderPets[Math.floor(random() * data.orderPets.length)]!;
     if (target === 'gateway') {
       const answer = await post(
         url,
@@ -340,26 +369,37 @@ async function runCell(
       );
       if (answer.status !== 200 || answer.text.includes('"errors"')) failed(kind, `${answer.status} ${answer.text}`);
     } else {
-      await sql.query('SELECT bench_place_order($1, 1)', [petId]);
+      await sql!.query('SELECT bench_place_order($1, 1)', [petId]);
     }
     return undefined;
   };
 
+  // Paced: each client starts a request every CLIENTS / ratePerSecond seconds, without catching up on a backlog.
+  const interval = ratePerSecond ? (1000 * CLIENTS) / ratePerSecond : 0;
   const client = async (index: number) => {
     const random = seeded(SEED + index);
     let ownPet: string | undefined;
+    let nextAt = performance.now() + (interval * index) / CLIENTS;
     while (performance.now() < deadline) {
+      if (interval) {
+        const now = performance.now();
+        if (nextAt > now) await sleep(nextAt - now);
+        if (performance.now() >= deadline) break;
+        nextAt = Math.max(nextAt + interval, performance.now() - interval);
+      }
       const kind = ownPet ? 'pet' : drawKind(random);
       byKind[kind] = (byKind[kind] ?? 0) + 1;
       const sentAt = performance.now();
+      const problems = errors + stale;
       try {
         if (kind === 'rename' || kind === 'stock' || kind === 'order') {
           writes++;
           ownPet = await gatewayWrite(kind, random);
           latencies.push(performance.now() - sentAt);
+          observe?.(performance.now() - sentAt, errors + stale > problems);
           continue;
         }
-        const request = read(kind, target, random, popularPet);
+        const request = read(kind, target, random, popularPet, data);
         if (ownPet) {
           // Read-your-writes: the pet this client just renamed, read at once.
           request.variables = { id: ownPet };
@@ -369,8 +409,10 @@ async function runCell(
         const answer = await post(url, JSON.stringify({ query: request.query, variables: request.variables }), request.token ? auth.token : undefined);
         latencies.push(performance.now() - sentAt);
         check(kind, answer.status, answer.text, sentAt);
+        observe?.(performance.now() - sentAt, errors + stale > problems);
       } catch (error) {
         failed(kind, String(error));
+        observe?.(performance.now() - sentAt, true);
         ownPet = undefined;
       }
     }
@@ -378,11 +420,11 @@ async function runCell(
   const startedAt = performance.now();
   const cpuBefore = cpuMs(server.pid);
   const selfBefore = process.cpuUsage();
-  backend.start();
-  const sampler = setInterval(() => backend.sample(), 1000);
+  backend?.start();
+  const sampler = setInterval(() => backend?.sample(), 1000);
   await Promise.all(Array.from({ length: CLIENTS }, (_, index) => client(index)));
   clearInterval(sampler);
-  const postgresMs = backend.available ? backend.elapsed() : null;
+  const postgresMs = backend?.available ? backend.elapsed() : null;
   const cpuAfter = cpuMs(server.pid);
   const self = process.cpuUsage(selfBefore);
   const elapsedS = (performance.now() - startedAt) / 1000;
@@ -435,8 +477,8 @@ export async function mixPass(databaseUrl: string, databaseName: string): Promis
   const results: MixResult[] = [];
   try {
     for (const [server, target, name] of servers) {
-      await runCell(server, target, name, settings.warmupS, sql, backend);
-      const result = await runCell(server, target, name, settings.durationS * 1.25, sql, backend);
+      await runCell(server, { target, resultName: name, durationS: settings.warmupS, sql, backend });
+      const result = await runCell(server, { target, resultName: name, durationS: settings.durationS * 1.25, sql, backend });
       results.push(result);
       log(
         `mix ${name.padEnd(15)} ${result.requestsPerSecond.toFixed(0).padStart(6)} req/s  p50 ${result.latencyMs.p50} ms  p99 ${result.latencyMs.p99} ms  ` +

@@ -1,6 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, type SpawnOptions } from 'node:child_process';
 import { createWriteStream, readdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
+import { checkNotInterrupted, undoLater } from './cleanup.js';
+import { log as say } from './config.js';
 
 /** A free TCP port on the loopback interface. */
 export function freePort(): Promise<number> {
@@ -23,13 +25,6 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
-const running = new Set<ServerProcess>();
-
-/** Every server still running, for the clean-up on failure or Ctrl-C. */
-export async function stopAll(): Promise<void> {
-  await Promise.all([...running].map((server) => server.stop()));
-}
-
 export interface StartOptions {
   name: string;
   command: string;
@@ -43,6 +38,7 @@ export interface StartOptions {
 }
 
 export async function startServer(options: StartOptions): Promise<ServerProcess> {
+  checkNotInterrupted();
   const log = createWriteStream(options.logFile, { flags: 'w' });
   const child = spawn(options.command, options.args, {
     cwd: options.cwd,
@@ -60,24 +56,25 @@ export async function startServer(options: StartOptions): Promise<ServerProcess>
   });
   if (child.pid === undefined) throw new Error(`${options.name}: could not start ${options.command}`);
 
+  const stop = undoLater(`stop ${options.name} (pid ${child.pid})`, async () => {
+    if (exited === undefined) {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exit;
+      clearTimeout(timer);
+    }
+    log.end();
+  });
+  // The pid and port, for whoever checks that they are gone after the run (test/operations/bench-cleanup.test.ts).
+  say(`started ${options.name} (pid ${child.pid}) at ${options.url}`);
   const server: ServerProcess = {
     name: options.name,
     url: options.url,
     child,
     pid: child.pid,
     logFile: options.logFile,
-    async stop() {
-      running.delete(server);
-      if (exited === undefined) {
-        child.kill('SIGTERM');
-        const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-        await exit;
-        clearTimeout(timer);
-      }
-      log.end();
-    },
+    stop,
   };
-  running.add(server);
 
   const deadline = Date.now() + (options.timeoutMs ?? 90_000);
   for (;;) {
@@ -103,6 +100,46 @@ export async function startServer(options: StartOptions): Promise<ServerProcess>
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
+}
+
+/**
+ * Runs a command to its end, in a process group of its own that the clean-up ends (npm and tsc
+ * beneath it too), without blocking the event loop: a signal is handled while it runs.
+ */
+export function runCommand(
+  label: string,
+  command: string,
+  args: string[],
+  options: Omit<SpawnOptions, 'detached'> = {},
+): Promise<{ status: number | null; output: string }> {
+  checkNotInterrupted();
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], ...options, detached: true });
+  let output = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  const ended = new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code) => resolve(code));
+  });
+  const forget = undoLater(`end ${label}`, async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    try {
+      process.kill(-child.pid!, 'SIGTERM');
+    } catch {
+      // already gone
+    }
+    await ended.catch(() => undefined);
+  });
+  return ended.then(
+    async (status) => {
+      await forget();
+      return { status, output };
+    },
+    async (error: unknown) => {
+      await forget();
+      throw error;
+    },
+  );
 }
 
 export function tail(file: string, lines = 30): string {

@@ -1,4 +1,5 @@
 import { postgresServerBinaries, startReplicatedServers, waitForReplay } from '../../test/support/replication.js';
+import { undoLater } from './cleanup.js';
 import { log, settings, warnings } from './config.js';
 import { loadData } from './data.js';
 import { cell, drive } from './matrix.js';
@@ -27,7 +28,14 @@ export async function replicaRoutingPass(): Promise<ReplicaRoutingResult | undef
     .map((key) => operations.find((operation) => operation.gateway.key === key)?.gateway)
     .filter((variant): variant is Variant => variant !== undefined);
   log('replica routing pass: a primary and a streaming replica of their own (initdb, pg_basebackup), loading the data set');
-  const servers = await startReplicatedServers();
+  let stopServers: () => Promise<void> = async () => undefined;
+  const servers = await startReplicatedServers({
+    // pg_ctl starts each server in a session of its own, out of reach of a terminal's Ctrl-C: only this stops them.
+    onCreated: (dir, stop) => {
+      stopServers = undoLater(`stop the PostgreSQL servers in ${dir}`, stop);
+      log(`replica servers' folder: ${dir}`);
+    },
+  });
   try {
     await loadData(servers.primaryUrl);
     await waitForReplay(servers.onPrimary, servers.onReplica, 120_000);
@@ -64,7 +72,7 @@ export async function replicaRoutingPass(): Promise<ReplicaRoutingResult | undef
       await withReplica.stop();
     }
   } finally {
-    await servers.stop();
+    await stopServers();
   }
 }
 

@@ -156,12 +156,15 @@ export function renderMarkdown(results: BenchResults): string {
       `${fmt(results.dataSet.orders)} orders. Ratios are gateway ÷ PostGraphile (above 1.00× the gateway is faster).`,
   );
   lines.push('');
-  lines.push('## Throughput and latency');
-  lines.push('');
-  lines.push(
-    '| # | Operation | c | Gateway req/s | PostGraphile req/s | Gateway ÷ PG | Gateway p50 / p99 ms | PostGraphile p50 / p99 ms | Errors gw / pg |',
-  );
-  lines.push('|---|---|--:|--:|--:|--:|--:|--:|--:|');
+  // Absent when BENCH_PASSES left out the counting and load passes.
+  if (results.operations.length) {
+    lines.push('## Throughput and latency');
+    lines.push('');
+    lines.push(
+      '| # | Operation | c | Gateway req/s | PostGraphile req/s | Gateway ÷ PG | Gateway p50 / p99 ms | PostGraphile p50 / p99 ms | Errors gw / pg |',
+    );
+    lines.push('|---|---|--:|--:|--:|--:|--:|--:|--:|');
+  }
   for (const operation of results.operations) {
     for (const c of settings.concurrency) {
       const gw = available(operation.gateway) ? cell(operation.gateway, c) : undefined;

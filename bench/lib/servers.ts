@@ -1,17 +1,17 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { auth, jwtSecret, log, only, peerNode, peersDir, poolSize, resultsDir, root, warnings } from './config.js';
 import { benchResponseCacheTtlMs, operations, type Variant } from './operations.js';
-import { freePort, type ServerProcess, startServer } from './processes.js';
+import { freePort, runCommand, type ServerProcess, startServer } from './processes.js';
 import type { BenchResults } from './report.js';
 
 /** The servers under test: building and starting the gateway and PostGraphile, and sending them one request. */
 
-export function ensurePeers(): string {
+export async function ensurePeers(): Promise<string> {
   if (!existsSync(peerNode) || !existsSync(path.join(peersDir, 'node_modules/postgraphile/package.json'))) {
     log('bench/peers is not installed: npm ci in bench/peers (PostGraphile 5 and its Node)…');
-    const install = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: peersDir, stdio: 'inherit' });
+    const install = await runCommand('npm ci in bench/peers', 'npm', ['ci', '--no-audit', '--no-fund'], { cwd: peersDir, stdio: 'inherit' });
     if (install.status !== 0) throw new Error('npm ci in bench/peers failed');
   }
   const version = execFileSync(peerNode, ['-v'], { encoding: 'utf8' }).trim();
@@ -23,16 +23,16 @@ export function ensurePeers(): string {
   return version;
 }
 
-export function build(): BenchResults['build'] {
+export async function build(): Promise<BenchResults['build']> {
   if (process.env.BENCH_SKIP_BUILD === '1') {
-    warnings.push('BENCH_SKIP_BUILD=1: benchmarked dist/ as it was, without building.');
+    warnings.push('BENCH_SKIP_BUILD=1: ran dist/ as it was, without building.');
     return { ok: true, typeErrors: [] };
   }
   log('npm run build…');
   const started = Date.now();
-  const result = spawnSync('npm', ['run', 'build'], { cwd: root, encoding: 'utf8' });
+  const result = await runCommand('npm run build', 'npm', ['run', 'build'], { cwd: root });
   if (result.status === 0) return { ok: true, typeErrors: [] };
-  const output = `${result.stdout}${result.stderr}`;
+  const output = result.output;
   const typeErrors = output.split('\n').filter((line) => /error TS\d+/.test(line));
   const main = path.join(root, 'dist/src/main.js');
   const emitted = existsSync(main) && statSync(main).mtimeMs >= started - 1000;
@@ -87,27 +87,33 @@ function productionNodeFlags(): string[] {
   return flags.trim().split(/\s+/).filter(Boolean);
 }
 
+/**
+ * The built gateway as production runs it, on `url`, or on the embedded default when `url` is
+ * undefined (then `settings` should give it a DATA_DIR; it migrates and seeds that itself).
+ */
 export async function startGateway(
-  url: string,
+  url: string | undefined,
   name: string,
   nodeArgs: string[] = [],
   settings: Record<string, string> = {},
 ): Promise<ServerProcess> {
   const port = await freePort();
+  const env = gatewayEnvironment();
+  delete env.DATABASE_URL;
   return startServer({
     name,
     command: process.execPath,
     args: [...productionNodeFlags(), ...nodeArgs, 'dist/src/main.js'],
     cwd: root,
     env: {
-      ...gatewayEnvironment(),
+      ...env,
       NODE_ENV: 'production',
       LOG_LEVEL: 'warn',
       HOST: '127.0.0.1',
       PORT: String(port),
-      DATABASE_URL: url,
-      DATABASE_POOL_SIZE: String(poolSize),
-      MIGRATE_ON_START: 'false',
+      // No load balancer to drain: production's 5 s wait would only slow every stop and clean-up.
+      SHUTDOWN_DRAIN_MS: '0',
+      ...(url === undefined ? {} : { DATABASE_URL: url, DATABASE_POOL_SIZE: String(poolSize), MIGRATE_ON_START: 'false' }),
       ...settings,
     },
     url: `http://127.0.0.1:${port}`,

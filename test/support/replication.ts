@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -59,14 +59,27 @@ export interface ReplicatedServers {
 
 const DATABASE = 'petstore';
 
-export async function startReplicatedServers({ replicas = 1 } = {}): Promise<ReplicatedServers> {
+export interface ReplicatedServersOptions {
+  replicas?: number;
+  /**
+   * Told the servers' folder and how to stop them as soon as the folder exists, before any server
+   * starts: a caller that may be interrupted (the bench) can then undo a half-made pair too.
+   */
+  onCreated?: (dir: string, stop: () => Promise<void>) => void;
+}
+
+export async function startReplicatedServers({ replicas = 1, onCreated }: ReplicatedServersOptions = {}): Promise<ReplicatedServers> {
   const bin = postgresServerBinaries();
   if (!bin) throw new Error('No PostgreSQL server binaries.');
   const dir = await mkdtemp(path.join(tmpdir(), 'petstore-replication-'));
   await chmod(dir, 0o777);
   const asRoot = process.getuid?.() === 0;
-  const as = (command: string, args: string[]) =>
-    asRoot ? run('runuser', ['-u', 'postgres', '--', path.join(bin, command), ...args]) : run(path.join(bin, command), args);
+  // Commands still running when the servers are stopped (initdb, pg_basebackup, pg_ctl start) are ended.
+  const commands = new AbortController();
+  const as = (command: string, args: string[], signal: AbortSignal | undefined = commands.signal) =>
+    asRoot
+      ? run('runuser', ['-u', 'postgres', '--', path.join(bin, command), ...args], { signal })
+      : run(path.join(bin, command), args, { signal });
   const primaryPort = await freePort();
   const replicaPorts: number[] = [];
   for (let i = 0; i < replicas; i++) replicaPorts.push(await freePort());
@@ -78,11 +91,22 @@ export async function startReplicatedServers({ replicas = 1 } = {}): Promise<Rep
     ['-o', `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir} -c fsync=off -c full_page_writes=off -c log_statement=all`];
   const start = (data: string, port: number, log: string) => as('pg_ctl', ['-D', data, '-l', path.join(dir, log), '-w', '-t', '30', ...settings(port), 'start']);
 
-  const stop = async () => {
-    for (const replicaDir of replicaDirs) await as('pg_ctl', ['-D', replicaDir, '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
-    await as('pg_ctl', ['-D', primaryDir, '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
-    await rm(dir, { recursive: true, force: true });
-  };
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      commands.abort();
+      for (const data of [...replicaDirs, primaryDir]) await as('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop'], undefined).catch(() => undefined);
+      // A postmaster that pg_ctl could not find (stopped before it wrote its pid file) is found by its folder.
+      for (const pid of postmastersUnder(dir)) {
+        try {
+          process.kill(pid, 'SIGQUIT');
+        } catch {
+          // gone meanwhile
+        }
+      }
+      await rm(dir, { recursive: true, force: true });
+    })());
+  onCreated?.(dir, stop);
 
   const url = (port: number) => `postgresql://postgres@127.0.0.1:${port}/${DATABASE}`;
   const connect = async <T>(connectionString: string, work: (client: pg.Client) => Promise<T>) => {
@@ -133,6 +157,22 @@ export async function startReplicatedServers({ replicas = 1 } = {}): Promise<Rep
     },
     stop,
   };
+}
+
+/** PostgreSQL servers whose data folder is under `dir`, by their command line (`postgres -D <dir>/…`). */
+export function postmastersUnder(dir: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let args: string[];
+    try {
+      args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+    } catch {
+      continue;
+    }
+    if (path.basename(args[0] ?? '') === 'postgres' && args.some((arg) => arg.startsWith(`${dir}/`))) found.push(Number(entry));
+  }
+  return found;
 }
 
 /** Waits until the replica has replayed everything the primary has written so far. */

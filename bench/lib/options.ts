@@ -1,0 +1,85 @@
+import { parseArgs } from 'node:util';
+
+/**
+ * The settings of `npm run bench` and `npm run soak` (environment variables), as `--help` prints
+ * them. Both commands take no other argument: `--help` prints this and starts nothing.
+ */
+
+export interface Setting {
+  name: string;
+  default: string;
+  what: string;
+}
+
+/** Read by both commands. */
+const shared: Setting[] = [
+  {
+    name: 'BENCH_DATABASE_URL',
+    default: 'postgresql://postgres@127.0.0.1:5432/postgres',
+    what: 'Admin URL of the PostgreSQL server where the run creates (and at its end drops) a database of its own.',
+  },
+  { name: 'BENCH_SKIP_BUILD', default: 'unset', what: '1: run dist/ as it is instead of `npm run build` first.' },
+  { name: 'BENCH_STRICT_BUILD', default: 'unset', what: '1: stop when the build reports type errors, instead of running what tsc emitted.' },
+  {
+    name: 'BENCH_AUTH_TOKEN',
+    default: 'a token the run signs',
+    what: 'Bearer token for orders and the writes; by default the run gives the gateway an HS256 key of its own and signs one with every scope.',
+  },
+];
+
+export const benchSettings: Setting[] = [
+  { name: 'BENCH_PASSES', default: 'count,load,mix,replicas', what: 'The passes to run (load also runs count). PostGraphile and the bench database are set up only for count, load and mix.' },
+  { name: 'BENCH_DURATION', default: '8', what: 'Seconds of load per cell (the mix and replica passes scale it).' },
+  { name: 'BENCH_WARMUP', default: '5', what: 'Seconds of warm-up per variant.' },
+  { name: 'BENCH_CONCURRENCY', default: '1,10,50', what: 'Concurrency levels of the load pass.' },
+  { name: 'BENCH_COUNT_REQUESTS', default: '20', what: 'Sequential requests per variant in the counting pass.' },
+  { name: 'BENCH_ONLY', default: 'all', what: 'Operation ids to run, e.g. 1,1c,3b.' },
+  { name: 'BENCH_MIX', default: '1', what: '0: skip the realistic mix pass (as BENCH_PASSES without mix).' },
+  { name: 'BENCH_REPLICAS', default: '1', what: '0: skip the replica routing pass (as BENCH_PASSES without replicas).' },
+  { name: 'BENCH_REDIS_URL', default: 'redis://127.0.0.1:6379', what: "Redis for the cached gateway's write log in the mix pass (in memory when it does not answer)." },
+  { name: 'BENCH_GATEWAY_NODE_ARGS', default: 'unset', what: 'Extra node flags for the gateway under load, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".' },
+  { name: 'BENCH_OUTPUT', default: 'latest', what: 'Basename of the result files in bench/results.' },
+  ...shared,
+];
+
+export const soakSettings: Setting[] = [
+  { name: 'SOAK_DURATION', default: '480', what: 'Seconds of traffic on each database (both at once); about a minute of set-up comes on top.' },
+  { name: 'SOAK_SAMPLE_INTERVAL', default: '30', what: 'Seconds between two samples of each gateway.' },
+  { name: 'SOAK_DATABASES', default: 'server,embedded', what: 'server: a database of its own on BENCH_DATABASE_URL with the bench data set; embedded: no DATABASE_URL, a temporary DATA_DIR and the demo data.' },
+  { name: 'SOAK_RATE', default: '60', what: 'Requests a second of the realistic mix, per database, while active.' },
+  { name: 'SOAK_CHURN_RATE', default: '20', what: 'Requests a second of distinct documents (document churn), per database, while active.' },
+  { name: 'SOAK_ACTIVE', default: '45', what: 'Seconds of traffic between two idle gaps.' },
+  { name: 'SOAK_IDLE_GAP', default: '15', what: "Seconds of silence: longer than the pool's idle timeout (DATABASE_IDLE_TIMEOUT_MS, 10 s) and HTTP keep-alive (5 s)." },
+  { name: 'SOAK_OUTPUT', default: 'soak', what: 'Basename of the result files in bench/results (.md, .json, .svg).' },
+  ...shared,
+];
+
+export function usage(command: string, summary: string, settings: Setting[]): string {
+  const width = Math.max(...settings.map((setting) => setting.name.length));
+  return [
+    `Usage: ${command} [-- --help]`,
+    '',
+    summary,
+    '',
+    'Settings (environment variables; any gateway setting in the environment also reaches the gateways run):',
+    ...settings.map((setting) => `  ${setting.name.padEnd(width)}  ${setting.what} (default: ${setting.default})`),
+    '',
+    'Interrupted (Ctrl-C, SIGTERM), it stops the servers it started and drops or removes what it made.',
+  ].join('\n');
+}
+
+/**
+ * Reads the command line: true when it asked for --help (printed; nothing is to start). Any other
+ * argument is an error, printed with the usage, with exit code 2: settings are environment variables.
+ */
+export function helpAsked(command: string, summary: string, settings: Setting[]): boolean {
+  try {
+    const { values } = parseArgs({ args: process.argv.slice(2), options: { help: { type: 'boolean', short: 'h' } }, strict: true });
+    if (!values.help) return false;
+    console.log(usage(command, summary, settings));
+    return true;
+  } catch (error) {
+    console.error(`${error instanceof Error ? error.message : error}\n\n${usage(command, summary, settings)}`);
+    process.exit(2);
+  }
+}
