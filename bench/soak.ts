@@ -24,7 +24,7 @@ import path from 'node:path';
 import { SignJWT } from 'jose';
 import { allScopes } from '../src/auth/scopes.js';
 import { applyPendingMigrations } from '../src/migrations/migrations.js';
-import { runChurn } from './lib/churn.js';
+import { runChurn } from '../harness/churn.js';
 import { cleaningUp, cleanUp, cleanUpOnSignals, undoLater } from './lib/cleanup.js';
 import { auth, jwtSecret, log, resultsDir, setRunName, sleep, startedAt, warnings } from './lib/config.js';
 import { createDatabase, databaseUrl, dataSet, leftoverDatabases, loadData } from './lib/data.js';

@@ -1,20 +1,9 @@
 import { type ChildProcess, spawn, type SpawnOptions } from 'node:child_process';
 import { createWriteStream, readdirSync, readFileSync } from 'node:fs';
-import net from 'node:net';
 import { checkNotInterrupted, undoLater } from './cleanup.js';
 import { log as say } from './config.js';
 
-/** A free TCP port on the loopback interface. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from '../../harness/ports.js';
 
 export interface ServerProcess {
   name: string;

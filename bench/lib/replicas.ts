@@ -1,4 +1,4 @@
-import { postgresServerBinaries, startReplicatedServers, waitForReplay } from '../../test/support/replication.js';
+import { postgresServerBinaries, startReplicatedServers, waitForReplay } from '../../harness/replication.js';
 import { undoLater } from './cleanup.js';
 import { log, settings, warnings } from './config.js';
 import { loadData } from './data.js';

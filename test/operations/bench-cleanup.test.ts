@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { benchSettings, soakSettings } from '../../bench/lib/options.js';
 import { withAdmin } from '../support/database.js';
 import { commandEnv, npmRun, projectRoot, run } from '../support/processes.js';
-import { postmastersUnder, replicationAvailable } from '../support/replication.js';
+import { postmastersUnder, replicationAvailable } from '../../harness/replication.js';
 
 /**
  * `npm run bench` and `npm run soak`, interrupted as people and supervisors interrupt them: SIGTERM

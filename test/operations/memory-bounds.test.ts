@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { churnDocument, runChurn } from '../../bench/lib/churn.js';
+import { churnDocument, runChurn } from '../../harness/churn.js';
 import { arrangePets, cleanUp, migratedDatabase, startProcess } from '../support/operations.js';
 import { testToken } from '../support/tokens.js';
 import { type GatewayProcess, stopAll } from '../support/processes.js';

@@ -5,7 +5,7 @@ import { startFaultProxy } from '../support/fault-proxy.js';
 import { startProcess } from '../support/operations.js';
 import { testToken } from '../support/tokens.js';
 import { type GatewayProcess } from '../support/processes.js';
-import { type ReplicatedServers, replicationAvailable, startReplicatedServers, waitForReplay } from '../support/replication.js';
+import { type ReplicatedServers, replicationAvailable, startReplicatedServers, waitForReplay } from '../../harness/replication.js';
 
 /**
  * Reads on a streaming replica, writes on the primary (DATABASE_REPLICA_URLS), with

@@ -1,5 +1,4 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { settingNames } from '../../src/config.js';
 
@@ -91,19 +90,7 @@ export function npmRun(
   return run('npm', ['run', script, ...(args.length ? ['--', ...args] : [])], settings, timeoutMs);
 }
 
-/** A port nobody listens on right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
+export { freePort } from '../../harness/ports.js';
 
 export interface GatewayProcess {
   /** The address it printed: http://host:port/graphql */

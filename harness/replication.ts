@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { applyPendingMigrations } from '../../src/migrations/migrations.js';
-import { freePort } from './processes.js';
+import { applyPendingMigrations } from '../src/migrations/migrations.js';
+import { freePort } from './ports.js';
 
 /**
  * A PostgreSQL primary and streaming replicas of it (one unless told), made for one test file
