@@ -184,6 +184,9 @@ const environmentSchema = z.object({
   GRAPHQL_COMPILE_WINDOW_MS: wholeNumber('GRAPHQL_COMPILE_WINDOW_MS', 1_000, 86_400_000).default(60_000).meta(about('GraphQL execution and caches', 'The window in which a document\'s uses are counted.')),
   GRAPHQL_COMPILED_MAX_ENTRIES: wholeNumber('GRAPHQL_COMPILED_MAX_ENTRIES', 1, 100_000).default(100).meta(about('GraphQL execution and caches', 'Compiled documents kept; the least recently used go first.')),
   GRAPHQL_COMPILED_MAX_BYTES: wholeNumber('GRAPHQL_COMPILED_MAX_BYTES', 100_000, 8_000_000_000).default(16_000_000).meta(about('GraphQL execution and caches', 'The size of the compiled documents\' generated code kept.')),
+  GRAPHQL_QUERY_PLANS: flag('GRAPHQL_QUERY_PLANS').default(true).meta(about('GraphQL execution and caches', 'Answer queries of the lists, lookups and relations the schema declares plannable by their plan: the Prisma reads and the shaping of their rows worked out once per document, with no resolver called per field per row. Documents and requests a plan does not cover run field by field; the answers are the same (the test suite runs every query both ways).', '`true`')),
+  GRAPHQL_PLAN_CACHE_MAX_ENTRIES: wholeNumber('GRAPHQL_PLAN_CACHE_MAX_ENTRIES', 1, 1_000_000).default(1_000).meta(about('GraphQL execution and caches', 'Query plans kept, by document text.')),
+  GRAPHQL_PLAN_CACHE_MAX_BYTES: wholeNumber('GRAPHQL_PLAN_CACHE_MAX_BYTES', 100_000, 8_000_000_000).default(16_000_000).meta(about('GraphQL execution and caches', 'Their size, estimated at 40 bytes per character of document text.')),
   GRAPHQL_DOCUMENT_CACHE_MAX_ENTRIES: wholeNumber('GRAPHQL_DOCUMENT_CACHE_MAX_ENTRIES', 1, 1_000_000).default(1_000).meta(about('GraphQL execution and caches', 'Parsed and validated documents kept by their text; what the plugins work out about a document goes with it.')),
   GRAPHQL_DOCUMENT_CACHE_MAX_BYTES: wholeNumber('GRAPHQL_DOCUMENT_CACHE_MAX_BYTES', 100_000, 8_000_000_000).default(32_000_000).meta(about('GraphQL execution and caches', 'Their size, estimated at 80 bytes of syntax tree per character of text.')),
   PRISMA_QUERY_PLAN_CACHE_MAX_ENTRIES: wholeNumber('PRISMA_QUERY_PLAN_CACHE_MAX_ENTRIES', 0, 1_000_000).default(1_000).meta(about('GraphQL execution and caches', 'Query plans Prisma keeps by query shape (`0`: none).')),
@@ -380,6 +383,8 @@ export interface Config {
   corsOrigins: string[];
   /** Compile a query with graphql-jit from its n-th use on (the 2nd by default); graphql-js only when absent (0). */
   compiledExecution: CompiledExecutionSettings | undefined;
+  /** Query plans (GRAPHQL_QUERY_PLANS), and how many are kept; off when undefined. */
+  queryPlans: CacheBounds | undefined;
   /** Parsed documents kept by their text (yoga's parse cache); the per-document facts of the plugins go with them. */
   documentCache: CacheBounds;
   /** Query plans Prisma keeps by query shape (its own LRU; 0 keeps none). */
@@ -414,6 +419,7 @@ export type GatewaySettings = Pick<
   | 'trustProxy'
   | 'legacy'
   | 'compiledExecution'
+  | 'queryPlans'
   | 'documentCache'
   | 'persistedQueries'
   | 'trustedDocuments'
@@ -600,6 +606,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
             maxBytes: settings.GRAPHQL_COMPILED_MAX_BYTES,
           }
         : undefined,
+    queryPlans: settings.GRAPHQL_QUERY_PLANS
+      ? { maxEntries: settings.GRAPHQL_PLAN_CACHE_MAX_ENTRIES, maxBytes: settings.GRAPHQL_PLAN_CACHE_MAX_BYTES }
+      : undefined,
     documentCache: { maxEntries: settings.GRAPHQL_DOCUMENT_CACHE_MAX_ENTRIES, maxBytes: settings.GRAPHQL_DOCUMENT_CACHE_MAX_BYTES },
     prismaQueryPlanCacheMaxEntries: settings.PRISMA_QUERY_PLAN_CACHE_MAX_ENTRIES,
     persistedQueries: { maxEntries: settings.PERSISTED_QUERIES_MAX_ENTRIES, maxBytes: settings.PERSISTED_QUERIES_MAX_BYTES },

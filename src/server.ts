@@ -21,13 +21,16 @@ import { errorAnswer } from './http/refusal.js';
 import { clientAddress } from './http/request.js';
 import { GRAPHQL_PATH, OPENAPI_PATH } from './http/routes.js';
 import { createResponseCache } from './http/response-cache/store.js';
+import { createQueryPlans } from './http/query-plans/plans.js';
+import { type PlanVerification, plannedGraphQL } from './http/query-plans/serve.js';
 import { createGraphQLHandler, serveGraphQL } from './http/transports/graphql.js';
+import { servedSchema } from './schema/index.js';
 import { metricsRoutes, operationsRoutes } from './http/transports/operations.js';
 import { createRestRouter } from './http/transports/rest.js';
 import { serveGraphQLOverWebSocket } from './http/transports/websocket.js';
 import type { TrustedDocumentsOptions } from './http/plugins/use-trusted-documents.js';
 import type { GatewayEnv } from './http/types.js';
-import type { Metrics } from './observability/metrics.js';
+import { createMetrics, type Metrics } from './observability/metrics.js';
 import type { OutageLog } from './observability/outages.js';
 import type { RedisHealth } from './observability/redis-health.js';
 
@@ -47,6 +50,11 @@ export interface GatewayOptions {
   databaseOutage?: OutageLog;
   /** Whether Redis answers: /readyz says `degraded` (still 200) while it does not. */
   redisHealth?: RedisHealth;
+  /**
+   * For the tests: every request a query plan answers is also answered field by field, on this
+   * database client, and a difference is reported.
+   */
+  verifyPlans?: { prisma: PrismaClient; onCheck?: PlanVerification['onCheck']; onMismatch: PlanVerification['onMismatch'] };
 }
 
 /**
@@ -74,7 +82,48 @@ export function createGateway(options: GatewayOptions) {
     settings.trustedDocuments.mode === 'off'
       ? undefined
       : { mode: settings.trustedDocuments.mode, documents: settings.trustedDocuments.documents, registered: settings.persistedQueries };
-  const graphql = createGraphQLHandler({ ...options, legacy, lookups, responseCache, trustedDocuments });
+  // One schema object for yoga and the plans: per-document facts are kept per schema.
+  const schema = servedSchema(legacy);
+  const plans = settings.queryPlans
+    ? createQueryPlans({
+        schema,
+        settings,
+        bounds: settings.queryPlans,
+        caches: metrics.caches,
+      })
+    : undefined;
+  const graphql = createGraphQLHandler({ ...options, schema, legacy, lookups, responseCache, trustedDocuments, plans });
+  const answering = plans
+    ? plannedGraphQL(graphql, {
+        schema,
+        plans,
+        prisma: options.prisma,
+        readRouting: options.readRouting,
+        lookups,
+        readPrimary: responseCache !== undefined,
+        countExecution: (engine) => metrics.executions.inc({ engine }),
+        ...(options.verifyPlans
+          ? {
+              verify: {
+                // Its own client, lookups and metrics: the suite's statement and execution counts stay the plan's.
+                fieldByField: createGraphQLHandler({
+                  ...options,
+                  prisma: options.verifyPlans.prisma,
+                  readRouting: undefined,
+                  metrics: createMetrics(),
+                  schema,
+                  legacy,
+                  lookups: createLookups(),
+                  trustedDocuments,
+                }),
+                prisma: options.verifyPlans.prisma,
+                ...(options.verifyPlans.onCheck ? { onCheck: options.verifyPlans.onCheck } : {}),
+                onMismatch: options.verifyPlans.onMismatch,
+              },
+            }
+          : {}),
+      })
+    : graphql;
   const rateLimiter = createRateLimiter({
     points: settings.limits.rateLimit.requests,
     windowSeconds: settings.limits.rateLimit.windowSeconds,
@@ -113,7 +162,7 @@ export function createGateway(options: GatewayOptions) {
   app.use(refuseInvalidTokens());
   app.use(readAfterPosition());
 
-  app.all(GRAPHQL_PATH, serveGraphQL(graphql, responseCache));
+  app.all(GRAPHQL_PATH, serveGraphQL(answering, responseCache));
   app.route('/', createRestRouter({ ...options, legacy, lookups }));
 
   app.notFound((c) => {

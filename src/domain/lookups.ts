@@ -18,10 +18,19 @@ export function createLookups(): Lookups {
   const loader = new DataLoader<() => Promise<unknown>, unknown>(
     // All reads of the batch are started in one tick; each settles on its own. The statement serves
     // several requests, so one of them reaching its time limit does not cancel it.
-    (reads) => forNoRequestInParticular(() => Promise.all(reads.map((read) => read().catch((error: unknown) => toError(error))))),
+    (reads) => forNoRequestInParticular(() => Promise.all(reads.map((read) => settle(read)))),
     { cache: false, batchScheduleFn: (dispatch) => setImmediate(dispatch) },
   );
   return <T>(read: () => Promise<T>) => loader.load(read) as Promise<T>;
+}
+
+/** One read's result, or its error (thrown at once or later): one read's failure is never its batch's. */
+async function settle(read: () => Promise<unknown>): Promise<unknown> {
+  try {
+    return await read();
+  } catch (error) {
+    return toError(error);
+  }
 }
 
 /** DataLoader rejects a key whose result is an Error; anything else thrown is wrapped so it still rejects. */

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { createTokenVerifier, type TokenKeys } from '../../src/auth/tokens.js';
+import type { PlanMismatch } from '../../src/http/query-plans/serve.js';
 import { type GatewaySettings, type Limits, loadConfig, type ResponseCacheSettings, type TrustProxy } from '../../src/config.js';
 import { createPrismaClient, type PrismaClient } from '../../src/database/client.js';
 import { startEmbeddedPostgres } from '../../src/database/embedded.js';
@@ -36,6 +37,10 @@ export interface TestGateway {
   ): Promise<GraphQLAnswer<T>>;
   /** Headers that authenticate with every scope, for hand-made requests. */
   authorization(): Promise<Record<string, string>>;
+  /** Requests a query plan answered differently from field-by-field execution (none, or the file fails). */
+  planMismatches: PlanMismatch[];
+  /** How many answers were compared both ways. */
+  planChecks: number;
 }
 
 export interface GatewayTestOptions {
@@ -70,6 +75,11 @@ export interface GatewayTestOptions {
   compiledExecution?: { afterUses: number } | false;
   /** Which documents are run (TRUSTED_DOCUMENTS); any by default. */
   trustedDocuments?: TrustedDocumentsOptions;
+  /**
+   * Query plans (GRAPHQL_QUERY_PLANS), on by default as in production. While on, every request a
+   * plan answers is answered field by field too and the two compared: a difference fails the file.
+   */
+  queryPlans?: boolean;
 }
 
 export interface RequestOptions {
@@ -83,7 +93,7 @@ export interface RequestOptions {
  * real HTTP on a free port, both gone after the file's tests.
  */
 export function useTestGateway(options: GatewayTestOptions = {}): TestGateway {
-  const gateway = { statements: [] as string[] } as TestGateway;
+  const gateway = { statements: [] as string[], planMismatches: [] as PlanMismatch[], planChecks: 0 } as TestGateway;
   let stop: () => Promise<void> = async () => {};
 
   beforeAll(async () => {
@@ -99,6 +109,15 @@ export function useTestGateway(options: GatewayTestOptions = {}): TestGateway {
     });
     gatewayPrisma.$on('query', (event) => gateway.statements.push(event.query));
     const prisma = createPrismaClient({ url: database.url, poolSize: 4 });
+    const verifyPrisma =
+      options.queryPlans === false
+        ? undefined
+        : createPrismaClient({
+            url: database.gatewayUrl,
+            poolSize: 4,
+            statementTimeoutMs: options.statementTimeoutMs,
+            ...(database.throughBouncer ? { preparedStatements: 0 } : {}),
+          });
     const events = createEventBus(options.redisUrl, {
       channelPrefix: options.channelPrefix ?? `test:${randomUUID()}:`,
     });
@@ -113,6 +132,14 @@ export function useTestGateway(options: GatewayTestOptions = {}): TestGateway {
           : (options.tokenKeys ?? { kind: 'hs256', secret: testSecret }),
       ),
       settings: testSettings(options),
+      ...(verifyPrisma ? { verifyPlans: {
+              prisma: verifyPrisma,
+              onCheck: () => {
+                gateway.planChecks++;
+              },
+              onMismatch: (mismatch) => gateway.planMismatches.push(mismatch),
+            },
+          } : {}),
     });
     const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
       const listening = serve({ fetch: gatewayParts.app.fetch, hostname: '127.0.0.1', port: 0 }, () =>
@@ -140,11 +167,18 @@ export function useTestGateway(options: GatewayTestOptions = {}): TestGateway {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await gatewayPrisma.$disconnect();
       await prisma.$disconnect();
+      await verifyPrisma?.$disconnect();
       await database.drop();
     };
   });
 
-  afterAll(() => stop());
+  afterAll(async () => {
+    await stop();
+    // The differential check of query plans, over every query this file sent.
+    if (gateway.planMismatches.length > 0) {
+      throw new Error(`A query plan answered differently from field-by-field execution:\n${JSON.stringify(gateway.planMismatches, null, 2)}`);
+    }
+  });
   return gateway;
 }
 
@@ -174,6 +208,7 @@ function testSettings(options: GatewayTestOptions): GatewaySettings {
       ? { mode: options.trustedDocuments.mode, documents: options.trustedDocuments.documents }
       : { mode: 'off', documents: new Map() },
     persistedQueries: options.trustedDocuments?.registered ?? defaults.persistedQueries,
+    queryPlans: options.queryPlans === false ? undefined : defaults.queryPlans,
   };
 }
 

@@ -42,7 +42,7 @@ function roundedId(value: unknown, type: GraphQLInputType, field: string): Round
   return unsafe ? { field, value } : undefined;
 }
 
-function findRoundedId(
+export function findRoundedId(
   schema: GraphQLSchema,
   document: DocumentNode,
   operationName: string | null | undefined,

@@ -1,12 +1,12 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { isWholeAnswer, passOn, wholeAnswer } from '../answer.js';
+import { isPlanned, isWholeAnswer, passOn, type WholeAnswer, wholeAnswer } from '../answer.js';
 import type { CacheNote, GatewayEnv, RequestContext } from '../types.js';
 import type { Lookup, ResponseCache } from './store.js';
 
-/** What serving needs of GraphQL: yoga, answering a request with the gateway's server context. */
+/** What serving needs of GraphQL: yoga (behind its query plans), answering a request with the gateway's server context. */
 interface GraphQL {
-  fetch(request: Request, context: RequestContext): Promise<Response> | Response;
+  fetch(request: Request, context: RequestContext): Promise<Response | WholeAnswer> | Response;
 }
 
 /**
@@ -38,6 +38,12 @@ export async function answerWithCache(c: Context<GatewayEnv>, yoga: GraphQL, cac
   let kept: Parameters<Extract<Lookup, { kind: 'miss' }>['finish']>[0];
   try {
     const response = await yoga.fetch(forward(), { ...serverContext, ...(lookup.kind === 'miss' ? { cacheNote: note } : {}) });
+    if (isPlanned(response)) {
+      if (note.tags && response.status === 200) {
+        kept = { body: response.text, status: response.status, contentType: response.contentType, operation: serverContext.trace?.operation, tags: note.tags };
+      }
+      return passOn(c, response);
+    }
     const contentType = response.headers.get('content-type') ?? '';
     if (!isWholeAnswer(contentType)) return response;
     const text = await response.text();

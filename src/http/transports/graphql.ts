@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { GraphQLContext } from '../../builder.js';
-import type { DocumentNode } from 'graphql';
+import type { DocumentNode, GraphQLSchema } from 'graphql';
 import type { GatewaySettings } from '../../config.js';
 import { boundedCache } from '../../observability/caches.js';
 import type { PrismaClient } from '../../database/client.js';
@@ -28,6 +28,9 @@ import { answerWithCache } from '../response-cache/serve.js';
 import type { ResponseCache } from '../response-cache/store.js';
 import { mayBeCached, useResponseCache } from '../response-cache/use-response-cache.js';
 import { passOn } from '../answer.js';
+import type { QueryPlans } from '../query-plans/plans.js';
+import { type GraphQLFetch, type plannedGraphQL } from '../query-plans/serve.js';
+import { useQueryPlans } from '../query-plans/use-query-plans.js';
 import { useRoundedIdRefusal } from '../plugins/use-rounded-id-refusal.js';
 import { useSubscriptionTokenExpiry } from '../plugins/use-subscription-token-expiry.js';
 import { type TrustedDocumentsOptions, useTrustedDocuments } from '../plugins/use-trusted-documents.js';
@@ -38,6 +41,8 @@ import type { GatewayEnv, RequestContext } from '../types.js';
 
 export interface GraphQLOptions {
   settings: GatewaySettings;
+  /** The schema as served (servedSchema); built from `legacy` when absent. */
+  schema?: GraphQLSchema;
   prisma: PrismaClient;
   /** Queries on replicas, writes on the primary (DATABASE_REPLICA_URLS); all on the primary when absent. */
   readRouting?: ReadRouting;
@@ -52,6 +57,8 @@ export interface GraphQLOptions {
   databaseOutage?: Pick<OutageLog, 'failed'>;
   /** Which documents are run (TRUSTED_DOCUMENTS); any when absent. */
   trustedDocuments?: TrustedDocumentsOptions;
+  /** Query plans (GRAPHQL_QUERY_PLANS): yoga remembers the documents it runs for them. */
+  plans?: QueryPlans;
 }
 
 export type GraphQLHandler = YogaServerInstance<RequestContext, GraphQLContext>;
@@ -74,7 +81,7 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
   };
   return createYoga<RequestContext, GraphQLContext>({
     parserAndValidationCache,
-    schema: servedSchema(options.legacy),
+    schema: options.schema ?? servedSchema(options.legacy),
     graphqlEndpoint: GRAPHQL_PATH,
     context: ({ requestId, principal }) => ({
       prisma: options.prisma,
@@ -139,14 +146,15 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
           ]
         : []),
       ...(options.responseCache ? [useResponseCache(options.responseCache)] : []),
+      ...(options.plans ? [useQueryPlans(options.plans)] : []),
       // Off, it still tells a browser why it gets no page.
       useGraphiQL(GRAPHQL_PATH, { title: 'Petstore GraphQL gateway' }, settings.graphiql),
     ],
   });
 }
 
-/** The hono handler of /graphql: yoga, behind the response cache when it is on. */
-export function serveGraphQL(yoga: GraphQLHandler, cache?: ResponseCache) {
+/** The hono handler of /graphql: yoga (behind its query plans when they are on), behind the response cache when it is on. */
+export function serveGraphQL(yoga: GraphQLFetch | ReturnType<typeof plannedGraphQL>, cache?: ResponseCache) {
   return async (c: Context<GatewayEnv>) => {
     if (c.req.method === 'PUT') {
       // What graphql-sse's single connection mode sends first, to reserve its stream: say so.

@@ -1,0 +1,313 @@
+import {
+  type DocumentNode,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  getNamedType,
+  getNullableType,
+  type GraphQLField,
+  type GraphQLLeafType,
+  GraphQLObjectType,
+  type GraphQLSchema,
+  isLeafType,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  Kind,
+  type OperationDefinitionNode,
+  print,
+  type SelectionSetNode,
+  type ValueNode,
+} from 'graphql';
+import type { PlannedRead } from '../../schema/plans.js';
+
+/**
+ * A query plan: what a query document does, worked out once, so that each
+ * request of it runs the Prisma reads its fields need and shapes their rows
+ * into the answer directly, without graphql-js or graphql-jit calling a
+ * resolver per field per row. It covers the documents most clients send:
+ * queries of the catalogue, orders and stock through the lists and lookups
+ * the schema declares plannable (`plannedList`, `plannedLookup`), their
+ * relations and connections, scalars, `__typename`, fragments, aliases,
+ * arguments and variables, and `@include`/`@skip`. Anything else (a field
+ * with its own resolver, a deprecated field, `@defer`, introspection) has no
+ * plan and runs field by field as before; so does any request a plan cannot
+ * answer exactly (a missing scope, a bad argument, an error of any kind).
+ */
+export interface Plan {
+  operation: OperationDefinitionNode;
+  /** Every scope some field of the plan needs: a caller without one of them is answered field by field. */
+  scopes: ReadonlySet<string>;
+  fields: RootPlan[];
+}
+
+export type RootPlan =
+  | { key: string; kind: 'typename'; value: string }
+  | { key: string; kind: 'list'; field: GraphQLField<unknown, unknown>; nodes: readonly FieldNode[]; read: PlannedRead; connection: ConnectionPlan }
+  | { key: string; kind: 'lookup'; field: GraphQLField<unknown, unknown>; nodes: readonly FieldNode[]; read: PlannedRead; nullable: boolean; object: ObjectPlan };
+
+/** The fields of a row of a Prisma model, in the order the answer has them. */
+export interface ObjectPlan {
+  typename: string;
+  /** The columns the type always reads (its select mode), and the relations its fields need. */
+  baseSelect: Record<string, unknown>;
+  fields: FieldPlan[];
+}
+
+export type FieldPlan =
+  | { key: string; kind: 'typename'; value: string }
+  | { key: string; kind: 'leaf'; resolve: (row: Record<string, unknown>) => unknown; type: GraphQLLeafType; nullable: boolean }
+  | { key: string; kind: 'relation'; relation: string; nullable: boolean; object: ObjectPlan }
+  | {
+      key: string;
+      kind: 'connection';
+      relation: string;
+      field: GraphQLField<unknown, unknown>;
+      nodes: readonly FieldNode[];
+      read: PlannedRead;
+      connection: ConnectionPlan;
+    };
+
+/** A Relay connection's selection: its own fields, and the one node type all its edges and nodes share. */
+export interface ConnectionPlan {
+  fields: ConnectionField[];
+  /** The union of every selection of its nodes (`edges { node }` and `nodes` may both be asked). */
+  node: ObjectPlan;
+  /** Whether any rows are needed: only `totalCount` reads none. */
+  rows: boolean;
+  totalCount: boolean;
+}
+
+export type ConnectionField =
+  | { key: string; kind: 'typename'; value: string }
+  | { key: string; kind: 'totalCount' }
+  | { key: string; kind: 'nodes'; object: ObjectPlan }
+  | { key: string; kind: 'edges'; fields: EdgeField[] }
+  | { key: string; kind: 'pageInfo'; fields: Array<{ key: string; kind: PageInfoField | 'typename'; value?: string }> };
+
+export type EdgeField = { key: string; kind: 'typename'; value: string } | { key: string; kind: 'cursor' } | { key: string; kind: 'node'; object: ObjectPlan };
+type PageInfoField = 'hasNextPage' | 'hasPreviousPage' | 'startCursor' | 'endCursor';
+
+/** Why a document has no plan (for the log at debug level, and the tests). */
+export class NoPlan extends Error {
+  override name = 'NoPlan';
+}
+
+type Fragments = Record<string, FragmentDefinitionNode>;
+
+interface Context {
+  schema: GraphQLSchema;
+  fragments: Fragments;
+  /** The values of the variables `@include`/`@skip` read: a plan holds for one set of them. */
+  conditions: Record<string, unknown>;
+  scopes: Set<string>;
+}
+
+/**
+ * The plan of `operationName` in `document` (already parsed and validated), for requests whose
+ * `@include`/`@skip` variables have the values in `conditions`. Throws NoPlan when it has none.
+ */
+export function compilePlan(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  conditions: Record<string, unknown>,
+): Plan {
+  const operations = document.definitions.filter((definition) => definition.kind === Kind.OPERATION_DEFINITION);
+  const operation = operationName
+    ? operations.find((definition) => definition.name?.value === operationName)
+    : operations.length === 1
+      ? operations[0]
+      : undefined;
+  if (!operation) throw new NoPlan('no single operation');
+  if (operation.operation !== 'query') throw new NoPlan(`a ${operation.operation}`);
+  if (operation.directives?.length) throw new NoPlan('directives on the operation');
+  const fragments: Fragments = {};
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments[definition.name.value] = definition;
+  }
+  const context: Context = { schema, fragments, conditions, scopes: new Set() };
+  const query = schema.getQueryType()!;
+  const fields = [...collectFields(context, query, operation.selectionSet)].map(([key, nodes]): RootPlan => {
+    const name = nodes[0]!.name.value;
+    if (name === '__typename') return { key, kind: 'typename', value: query.name };
+    const field = query.getFields()[name];
+    if (!field) throw new NoPlan(`no field Query.${name}`);
+    checkField(context, field);
+    const read = field.extensions.plannedRead as PlannedRead | undefined;
+    if (!read) throw new NoPlan(`Query.${name} is not plannable`);
+    const selection = subSelection(nodes);
+    if (read.kind === 'list') {
+      return { key, kind: 'list', field, nodes, read, connection: connectionPlan(context, field, selection) };
+    }
+    const type = getNamedType(field.type);
+    if (!isObjectType(type)) throw new NoPlan(`Query.${name} is not an object`);
+    return { key, kind: 'lookup', field, nodes, read, nullable: !isNonNullType(field.type), object: objectPlan(context, type, selection) };
+  });
+  return { operation, scopes: context.scopes, fields };
+}
+
+/** What every field must meet to be planned: not deprecated, and scopes the plan can check. */
+function checkField(context: Context, field: GraphQLField<unknown, unknown>) {
+  if (field.deprecationReason) throw new NoPlan(`${field.name} is deprecated`);
+  const options = field.extensions.pothosOptions as { authScopes?: unknown } | undefined;
+  const authScopes = options?.authScopes;
+  if (authScopes === undefined) return;
+  const scope = (authScopes as { scope?: unknown }).scope;
+  if (typeof authScopes !== 'object' || Object.keys(authScopes as object).length !== 1 || typeof scope !== 'string') {
+    throw new NoPlan(`${field.name} has scopes a plan cannot check`);
+  }
+  context.scopes.add(scope);
+}
+
+/** All selections of fields answered under one key, as graphql-js merges them. */
+function subSelection(nodes: readonly FieldNode[]): SelectionSetNode[] {
+  return nodes.flatMap((node) => (node.selectionSet ? [node.selectionSet] : []));
+}
+
+/** The fields selected on `type` by the selection sets, by response key in answer order (graphql-js' collectFields). */
+function collectFields(context: Context, type: GraphQLObjectType, ...sets: SelectionSetNode[]): Map<string, FieldNode[]> {
+  const fields = new Map<string, FieldNode[]>();
+  const visited = new Set<string>();
+  const collect = (selectionSet: SelectionSetNode) => {
+    for (const selection of selectionSet.selections) {
+      if (!included(context, selection.directives ?? [])) continue;
+      if (selection.kind === Kind.FIELD) {
+        const key = selection.alias?.value ?? selection.name.value;
+        const list = fields.get(key);
+        if (list) list.push(selection);
+        else fields.set(key, [selection]);
+      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+        if (selection.typeCondition && selection.typeCondition.name.value !== type.name) continue;
+        collect(selection.selectionSet);
+      } else {
+        const name = selection.name.value;
+        if (visited.has(name)) continue;
+        visited.add(name);
+        const fragment = context.fragments[name];
+        if (!fragment) throw new NoPlan(`no fragment ${name}`);
+        if (fragment.typeCondition.name.value !== type.name) continue;
+        collect(fragment.selectionSet);
+      }
+    }
+  };
+  for (const set of sets) collect(set);
+  return fields;
+}
+
+/** Whether `@include`/`@skip` keep a selection, from literals or the plan's condition variables. */
+function included(context: Context, directives: ReadonlyArray<{ name: { value: string }; arguments?: ReadonlyArray<{ name: { value: string }; value: ValueNode }> }>) {
+  for (const directive of directives) {
+    const name = directive.name.value;
+    if (name !== 'include' && name !== 'skip') throw new NoPlan(`@${name}`);
+    const argument = directive.arguments?.find((candidate) => candidate.name.value === 'if');
+    if (!argument) throw new NoPlan(`@${name} without if`);
+    const value =
+      argument.value.kind === Kind.BOOLEAN
+        ? argument.value.value
+        : argument.value.kind === Kind.VARIABLE
+          ? context.conditions[argument.value.name.value]
+          : undefined;
+    if (typeof value !== 'boolean') throw new NoPlan(`@${name} without a boolean`);
+    if ((name === 'include') !== value) return false;
+  }
+  return true;
+}
+
+/** The plan of the rows of a Prisma model type under `selections`. */
+function objectPlan(context: Context, type: GraphQLObjectType, selections: SelectionSetNode[]): ObjectPlan {
+  const baseSelect = type.extensions.pothosPrismaSelect as Record<string, unknown> | undefined;
+  if (!type.extensions.pothosPrismaModel || !baseSelect) throw new NoPlan(`${type.name} is not a Prisma model`);
+  const fieldDefinitions = type.getFields();
+  const fields = [...collectFields(context, type, ...selections)].map(([key, nodes]): FieldPlan => {
+    const name = nodes[0]!.name.value;
+    if (name === '__typename') return { key, kind: 'typename', value: type.name };
+    const field = fieldDefinitions[name];
+    if (!field) throw new NoPlan(`no field ${type.name}.${name}`);
+    checkField(context, field);
+    const relation = field.extensions.pothosPrismaRelationField as { name: string } | undefined;
+    const named = getNamedType(field.type);
+    if (isLeafType(named)) {
+      if (nodes.some((node) => node.arguments?.length)) throw new NoPlan(`${type.name}.${name} has arguments`);
+      return { key, kind: 'leaf', resolve: leafResolver(type, field), type: named, nullable: !isNonNullType(field.type) };
+    }
+    if (!relation) throw new NoPlan(`${type.name}.${name} is not a relation`);
+    const selection = subSelection(nodes);
+    const read = field.extensions.plannedRead as PlannedRead | undefined;
+    if (read?.kind === 'list') {
+      // One read serves every selection merged here (edges and nodes of the parent list): only if they ask alike.
+      const asked = new Set(nodes.map((node) => (node.arguments ?? []).map((argument) => print(argument)).join(',')));
+      if (asked.size > 1) throw new NoPlan(`${type.name}.${name} asked with different arguments`);
+      return { key, kind: 'connection', relation: relation.name, field, nodes, read, connection: connectionPlan(context, field, selection) };
+    }
+    if (!isObjectType(named) || isListType(getNullableType(field.type))) throw new NoPlan(`${type.name}.${name} is a list without a plan`);
+    if (nodes.some((node) => node.arguments?.length)) throw new NoPlan(`${type.name}.${name} has arguments`);
+    return { key, kind: 'relation', relation: relation.name, nullable: !isNonNullType(field.type), object: objectPlan(context, named, selection) };
+  });
+  return { typename: type.name, baseSelect, fields };
+}
+
+/**
+ * How a scalar field reads its row: the schema's own resolver, when it reads the row alone (a
+ * function of one parameter, as every scalar field of this schema is), or the exposed column.
+ */
+function leafResolver(type: GraphQLObjectType, field: GraphQLField<unknown, unknown>): (row: Record<string, unknown>) => unknown {
+  const exposed = field.extensions.pothosExposedField as string | undefined;
+  if (exposed) return (row) => row[exposed];
+  const resolve = field.extensions.pothosOriginalResolve as ((row: unknown) => unknown) | undefined;
+  if (typeof resolve !== 'function' || resolve.length > 1) throw new NoPlan(`${type.name}.${field.name} reads more than its row`);
+  return resolve as (row: Record<string, unknown>) => unknown;
+}
+
+/** A connection's selection: edges, nodes, pageInfo, totalCount. */
+function connectionPlan(context: Context, field: GraphQLField<unknown, unknown>, selections: SelectionSetNode[]): ConnectionPlan {
+  const connectionType = getNamedType(field.type);
+  if (!(connectionType instanceof GraphQLObjectType)) throw new NoPlan(`${field.name} is not a connection`);
+  const definitions = connectionType.getFields();
+  const nodeType = getNamedType(definitions.nodes?.type ?? definitions.edges!.type);
+  const edgeType = getNamedType(definitions.edges!.type) as GraphQLObjectType;
+  const node = isObjectType(nodeType) && nodeType !== edgeType ? nodeType : (getNamedType(edgeType.getFields().node!.type) as GraphQLObjectType);
+  // Every selection of a node, merged: the rows are read once and shaped for each.
+  const nodeSelections: SelectionSetNode[] = [];
+  let rows = false;
+  let totalCount = false;
+  const fields = [...collectFields(context, connectionType, ...selections)].map(([key, nodes]): ConnectionField => {
+    const name = nodes[0]!.name.value;
+    if (name === '__typename') return { key, kind: 'typename', value: connectionType.name };
+    if (name === 'totalCount') {
+      totalCount = true;
+      return { key, kind: 'totalCount' };
+    }
+    rows = true;
+    if (name === 'nodes') {
+      nodeSelections.push(...subSelection(nodes));
+      return { key, kind: 'nodes', object: objectPlan(context, node, subSelection(nodes)) };
+    }
+    if (name === 'pageInfo') {
+      const pageInfo = getNamedType(definitions.pageInfo!.type) as GraphQLObjectType;
+      return {
+        key,
+        kind: 'pageInfo',
+        fields: [...collectFields(context, pageInfo, ...subSelection(nodes))].map(([infoKey, infoNodes]) => {
+          const infoName = infoNodes[0]!.name.value;
+          if (infoName === '__typename') return { key: infoKey, kind: 'typename' as const, value: pageInfo.name };
+          if (!['hasNextPage', 'hasPreviousPage', 'startCursor', 'endCursor'].includes(infoName)) throw new NoPlan(`PageInfo.${infoName}`);
+          return { key: infoKey, kind: infoName as PageInfoField };
+        }),
+      };
+    }
+    if (name !== 'edges') throw new NoPlan(`${connectionType.name}.${name}`);
+    return {
+      key,
+      kind: 'edges',
+      fields: [...collectFields(context, edgeType, ...subSelection(nodes))].map(([edgeKey, edgeNodes]): EdgeField => {
+        const edgeName = edgeNodes[0]!.name.value;
+        if (edgeName === '__typename') return { key: edgeKey, kind: 'typename', value: edgeType.name };
+        if (edgeName === 'cursor') return { key: edgeKey, kind: 'cursor' };
+        if (edgeName !== 'node') throw new NoPlan(`${edgeType.name}.${edgeName}`);
+        nodeSelections.push(...subSelection(edgeNodes));
+        return { key: edgeKey, kind: 'node', object: objectPlan(context, node, subSelection(edgeNodes)) };
+      }),
+    };
+  });
+  return { fields, node: objectPlan(context, node, nodeSelections), rows, totalCount };
+}

@@ -1,0 +1,264 @@
+import { formatPrismaCursor } from '@pothos/plugin-prisma';
+import { getConnectionPageSize, validateConnectionArguments } from '@pothos/core';
+import { type FieldNode, getArgumentValues, type GraphQLField } from 'graphql';
+import type { PrismaClient } from '../../database/client.js';
+import type { Lookups } from '../../domain/lookups.js';
+import { checkPageSize, type PageArgs } from '../../pothos-plugins/paging.js';
+import { delegateOf, type ListRead, type PlannedRead } from '../../schema/plans.js';
+import type { ConnectionPlan, FieldPlan, ObjectPlan, Plan, RootPlan } from './compile.js';
+
+/**
+ * Runs a plan for one request: the arguments worked out from the variables
+ * (each field's once, however many rows it answers for), one Prisma read per
+ * root field (the relations and their connections in its select, as the
+ * Prisma plugin plans them), and the rows shaped into the answer. The
+ * connection semantics are @pothos/plugin-prisma's (prismaCursorConnectionQuery,
+ * wrapConnectionResult): the same page for the same arguments. Anything a
+ * plan cannot answer exactly throws, and the request is answered field by
+ * field instead.
+ */
+export interface PlanRequest {
+  prisma: PrismaClient;
+  lookups: Lookups;
+  /** Coerced variables (graphql-js getVariableValues). */
+  variables: Record<string, unknown>;
+}
+
+type Row = Record<string, unknown>;
+
+/** A field's arguments as its resolver gets them: coerced, then mapped by the schema's argument mappers (int64 ids). */
+function argumentsOf(field: GraphQLField<unknown, unknown>, node: FieldNode, variables: Record<string, unknown>): Record<string, unknown> {
+  let args: Record<string, unknown> = getArgumentValues(field, node, variables);
+  const mappers = field.extensions.pothosArgMappers as Array<(args: Record<string, unknown>, context: unknown, info: unknown) => unknown> | undefined;
+  for (const mapper of mappers ?? []) {
+    const mapped = mapper(args, undefined, undefined);
+    if (mapped instanceof Promise) throw new Error('asynchronous argument mappers are not planned');
+    args = mapped as Record<string, unknown>;
+  }
+  return args;
+}
+
+/** All nodes of a field must ask the same arguments: graphql-js would answer them as one field too (validation checks it). */
+const argumentsOfAll = (field: GraphQLField<unknown, unknown>, nodes: readonly FieldNode[], variables: Record<string, unknown>) =>
+  argumentsOf(field, nodes[0]!, variables);
+
+/** The page a connection's arguments ask for, as @pothos/plugin-prisma's prismaCursorConnectionQuery makes it. */
+function pageQuery(read: Extract<PlannedRead, { kind: 'list' }>, args: PageArgs) {
+  checkPageSize(args);
+  validateConnectionArguments(args);
+  const { before, after, first, last } = args;
+  if (before && after) throw new Error('before and after');
+  if (before != null && first != null) throw new Error('before and first');
+  if (after != null && last != null) throw new Error('after and last');
+  const cursor = before ?? after;
+  const { limit } = getConnectionPageSize({ args, defaultSize: read.defaultSize, maxSize: read.maxSize });
+  const take = before != null || last != null ? -limit : limit;
+  return cursor == null
+    ? { take, skip: 0 }
+    : { cursor: { [read.cursor]: parseIssuedCursor(cursor) }, take, skip: 1 };
+}
+
+/** The id of an issued cursor (checkPageSize has checked it is one: base64 of `GPC:I:<id>`). */
+function parseIssuedCursor(cursor: string): bigint {
+  return BigInt(Buffer.from(cursor, 'base64').toString('utf8').slice('GPC:I:'.length));
+}
+
+/** What one request works out once, however many rows it shapes. */
+interface Pass {
+  variables: Record<string, unknown>;
+  /** Per connection field (by its first field node): its arguments and its page. */
+  pages: Map<FieldNode, { args: PageArgs; page: ReturnType<typeof pageQuery>; read: ListRead }>;
+}
+
+/** A related connection's arguments, page and order, worked out once per request. */
+function pageOf(pass: Pass, field: Extract<FieldPlan, { kind: 'connection' }>) {
+  let found = pass.pages.get(field.nodes[0]!);
+  if (!found) {
+    const read = field.read as Extract<PlannedRead, { kind: 'list' }>;
+    const args = argumentsOfAll(field.field, field.nodes, pass.variables) as PageArgs;
+    found = { args, page: pageQuery(read, args), read: read.read(args as Record<string, unknown>) };
+    pass.pages.set(field.nodes[0]!, found);
+  }
+  return found;
+}
+
+/** The Prisma select of a row of `plan`: its type's columns, and each relation its fields ask for. */
+function selectOf(pass: Pass, plan: ObjectPlan): Row {
+  const select: Row = { ...plan.baseSelect };
+  const counts: Row = {};
+  for (const field of plan.fields) {
+    if (field.kind === 'relation') {
+      // A relation asked under two aliases is read once, with what both ask for.
+      const nested = selectOf(pass, field.object);
+      const existing = select[field.relation] as { select: Row } | undefined;
+      select[field.relation] = { select: existing ? mergeSelects(existing.select, nested) : nested };
+    } else if (field.kind === 'connection') {
+      if (select[field.relation] !== undefined || counts[field.relation]) throw new Error(`${field.relation} asked twice`);
+      const { page, read } = pageOf(pass, field);
+      if (field.connection.rows) {
+        select[field.relation] = { ...readOptions(read), ...page, select: selectOf(pass, field.connection.node) };
+      }
+      if (field.connection.totalCount) counts[field.relation] = true;
+    }
+  }
+  if (Object.keys(counts).length > 0) select._count = { select: counts };
+  return select;
+}
+
+/** Two selects of one row, merged: each column and relation either asks for. */
+function mergeSelects(a: Row, b: Row): Row {
+  const merged: Row = { ...a };
+  for (const [key, value] of Object.entries(b)) {
+    const existing = merged[key];
+    if (existing === undefined || existing === value) merged[key] = value;
+    else if (key === '_count') merged[key] = { select: { ...(existing as { select: Row }).select, ...(value as { select: Row }).select } };
+    else if (isRelationSelect(existing) && isRelationSelect(value) && Object.keys(existing).length === 1 && Object.keys(value).length === 1) {
+      merged[key] = { select: mergeSelects(existing.select, value.select) };
+    } else if (JSON.stringify(existing) !== JSON.stringify(value)) {
+      // A list asked twice with different pages cannot be one read.
+      throw new Error(`${key} asked twice, differently`);
+    }
+  }
+  return merged;
+}
+
+const isRelationSelect = (value: unknown): value is { select: Row } => typeof value === 'object' && value !== null && 'select' in value;
+
+const readOptions = (read: ListRead) => ({ ...(read.where ? { where: read.where } : {}), orderBy: read.orderBy });
+
+/** Runs the plan: each root field's read, in parallel as graphql-js runs a query's root fields. */
+export async function executePlan(plan: Plan, request: PlanRequest): Promise<Row> {
+  const pass: Pass = { variables: request.variables, pages: new Map() };
+  const values = await Promise.all(plan.fields.map((field) => rootValue(pass, request, field)));
+  const data: Row = {};
+  plan.fields.forEach((field, index) => {
+    data[field.key] = values[index];
+  });
+  return data;
+}
+
+async function rootValue(pass: Pass, request: PlanRequest, field: RootPlan): Promise<unknown> {
+  if (field.kind === 'typename') return field.value;
+  const args = argumentsOfAll(field.field, field.nodes, pass.variables);
+  const read = field.read;
+  if (field.kind === 'lookup' && read.kind === 'lookup') {
+    // Worked out before the read joins other requests' lookups: a bad argument is this request's alone.
+    const query = { select: selectOf(pass, field.object), where: read.where(args) };
+    const find = () => delegateOf(request.prisma, read.model).findUnique(query);
+    const row = await (read.batched ? request.lookups(find) : find());
+    if (row === null) {
+      if (!field.nullable) throw new Error(`${field.key} found nothing`);
+      return null;
+    }
+    return shapeObject(pass, field.object, row);
+  }
+  if (field.kind !== 'list' || read.kind !== 'list' || read.model === undefined) throw new Error('a root list without a model');
+  const page = pageQuery(read, args as PageArgs);
+  const listRead = read.read(args);
+  const delegate = delegateOf(request.prisma, read.model);
+  const [rows, totalCount] = await Promise.all([
+    field.connection.rows ? delegate.findMany({ ...page, select: selectOf(pass, field.connection.node), ...readOptions(listRead) }) : [],
+    field.connection.totalCount ? delegate.count({ where: listRead.where }) : undefined,
+  ]);
+  return shapeConnection(pass, field.connection, read, args as PageArgs, page.take, rows, totalCount);
+}
+
+/** A page of rows as @pothos/plugin-prisma's wrapConnectionResult makes it, shaped for the connection's selection. */
+function shapeConnection(
+  pass: Pass,
+  plan: ConnectionPlan,
+  read: Extract<PlannedRead, { kind: 'list' }>,
+  args: PageArgs,
+  take: number,
+  results: Row[],
+  totalCount: number | undefined,
+): Row {
+  const gotFullResults = results.length === Math.abs(take);
+  const backward = args.before != null || args.last != null;
+  const hasNextPage = args.before != null ? true : args.last != null ? false : gotFullResults;
+  const hasPreviousPage = args.after != null ? true : backward ? gotFullResults : false;
+  const rows = gotFullResults ? results.slice(take < 0 ? 1 : 0, take < 0 ? results.length : -1) : results;
+  const cursors = rows.map((row) => formatPrismaCursor(row, read.cursor));
+  const connection: Row = {};
+  for (const field of plan.fields) {
+    switch (field.kind) {
+      case 'typename':
+        connection[field.key] = field.value;
+        break;
+      case 'totalCount':
+        connection[field.key] = totalCount;
+        break;
+      case 'nodes':
+        connection[field.key] = rows.map((row) => shapeObject(pass, field.object, row));
+        break;
+      case 'pageInfo': {
+        const info: Row = {};
+        for (const infoField of field.fields) {
+          info[infoField.key] =
+            infoField.kind === 'typename'
+              ? infoField.value
+              : infoField.kind === 'hasNextPage'
+                ? hasNextPage
+                : infoField.kind === 'hasPreviousPage'
+                  ? hasPreviousPage
+                  : infoField.kind === 'startCursor'
+                    ? (cursors[0] ?? null)
+                    : (cursors.at(-1) ?? null);
+        }
+        connection[field.key] = info;
+        break;
+      }
+      case 'edges':
+        connection[field.key] = rows.map((row, index) => {
+          const edge: Row = {};
+          for (const edgeField of field.fields) {
+            edge[edgeField.key] =
+              edgeField.kind === 'typename' ? edgeField.value : edgeField.kind === 'cursor' ? cursors[index] : shapeObject(pass, edgeField.object, row);
+          }
+          return edge;
+        });
+        break;
+    }
+  }
+  return connection;
+}
+
+/** A row shaped for its selection: each leaf resolved and serialised as graphql-js completes it. */
+function shapeObject(pass: Pass, plan: ObjectPlan, row: Row): Row {
+  const shaped: Row = {};
+  for (const field of plan.fields) {
+    switch (field.kind) {
+      case 'typename':
+        shaped[field.key] = field.value;
+        break;
+      case 'leaf': {
+        const value = field.resolve(row);
+        if (value === null || value === undefined) {
+          if (!field.nullable) throw new Error(`${plan.typename}.${field.key} is null`);
+          shaped[field.key] = null;
+        } else {
+          shaped[field.key] = field.type.serialize(value);
+        }
+        break;
+      }
+      case 'relation': {
+        const related = row[field.relation] as Row | null | undefined;
+        if (related === null || related === undefined) {
+          if (!field.nullable) throw new Error(`${plan.typename}.${field.key} is null`);
+          shaped[field.key] = null;
+        } else {
+          shaped[field.key] = shapeObject(pass, field.object, related);
+        }
+        break;
+      }
+      case 'connection': {
+        const { args, page } = pageOf(pass, field);
+        const rows = (row[field.relation] as Row[] | undefined) ?? [];
+        const count = (row._count as Record<string, number> | undefined)?.[field.relation];
+        shaped[field.key] = shapeConnection(pass, field.connection, field.read as Extract<PlannedRead, { kind: 'list' }>, args, page.take, rows, count);
+        break;
+      }
+    }
+  }
+  return shaped;
+}

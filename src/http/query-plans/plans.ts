@@ -1,0 +1,124 @@
+import {
+  type DocumentNode,
+  getOperationAST,
+  getVariableValues,
+  type GraphQLSchema,
+  Kind,
+  type OperationDefinitionNode,
+  visit,
+} from 'graphql';
+import type { CacheBounds, GatewaySettings } from '../../config.js';
+import type { PrismaClient } from '../../database/client.js';
+import type { Lookups } from '../../domain/lookups.js';
+import { boundedCache, type CacheMetrics } from '../../observability/caches.js';
+import { findRoundedId } from '../plugins/use-rounded-id-refusal.js';
+import { hasVariablePageSize, operationCost } from '../plugins/use-variable-page-cost.js';
+import { compilePlan, NoPlan, type Plan } from './compile.js';
+import { executePlan } from './execute.js';
+
+/**
+ * The query plans of the documents the gateway has run (src/http/query-plans/compile.ts): a
+ * document yoga has parsed, validated against every limit and run once is remembered by its text,
+ * so the next request with the same text is answered by its plan, with no parsing, validation or
+ * field-by-field execution. Bounded like every per-document cache (entries and bytes), reported as
+ * `graphql_plans`.
+ */
+export interface QueryPlans {
+  /** Remembers a document yoga ran for `text` (called by the yoga plugin, after validation). */
+  remember(text: string, operationName: string | null | undefined, document: DocumentNode): void;
+  /**
+   * The answer's data for a request by its plan, or undefined when it has none or cannot answer
+   * this request exactly (the request then runs field by field, which answers it as it should).
+   */
+  run(request: PlanInputs): Promise<{ data: Record<string, unknown>; document: DocumentNode; operationName: string | undefined } | undefined>;
+}
+
+export interface PlanInputs {
+  text: string;
+  operationName: string | undefined;
+  variables: Record<string, unknown>;
+  scopes: ReadonlySet<string>;
+  prisma: PrismaClient;
+  lookups: Lookups;
+}
+
+interface Remembered {
+  document: DocumentNode;
+  operation: OperationDefinitionNode;
+  /** The variables `@include`/`@skip` read: a plan per set of their values. */
+  conditions: string[];
+  plans: Map<string, Plan | NoPlan>;
+  variablePageSize: boolean;
+}
+
+/** A plan is a few kilobytes of closures; the document text stands for its size. */
+const BYTES_PER_CHARACTER = 40;
+
+export function createQueryPlans(options: {
+  schema: GraphQLSchema;
+  settings: Pick<GatewaySettings, 'limits'>;
+  bounds: CacheBounds;
+  caches?: CacheMetrics;
+  /** Counts each request a plan answered, and each it could not. */
+  count?: (outcome: 'planned' | 'unplanned') => void;
+}): QueryPlans {
+  const { schema, settings } = options;
+  const remembered = boundedCache<string, Remembered>('graphql_plans', options.bounds, options.caches, {
+    sizeOf: (_entry, key) => key.length * BYTES_PER_CHARACTER,
+  });
+  const keyOf = (text: string, operationName: string | null | undefined) => `${operationName ?? ''}\n${text}`;
+  const unplanned = () => {
+    options.count?.('unplanned');
+    return undefined;
+  };
+
+  return {
+    remember(text, operationName, document) {
+      const key = keyOf(text, operationName);
+      if (remembered.has(key)) return;
+      const operation = getOperationAST(document, operationName);
+      if (!operation || operation.operation !== 'query') return;
+      const conditions = new Set<string>();
+      visit(document, {
+        Directive(node) {
+          if (node.name.value !== 'include' && node.name.value !== 'skip') return;
+          for (const argument of node.arguments ?? []) if (argument.value.kind === Kind.VARIABLE) conditions.add(argument.value.name.value);
+        },
+      });
+      remembered.set(key, { document, operation, conditions: [...conditions], plans: new Map(), variablePageSize: hasVariablePageSize(document) });
+    },
+
+    async run({ text, operationName, variables, scopes, prisma, lookups }) {
+      const entry = remembered.get(keyOf(text, operationName));
+      if (!entry) return undefined;
+      const { document, operation } = entry;
+      // As yoga's checks of the request's variables, before anything runs: anything off is theirs to word.
+      const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables);
+      if (coerced.errors) return unplanned();
+      if (findRoundedId(schema, document, operationName, variables)) return unplanned();
+      if (entry.variablePageSize && operationCost(document, operationName, variables) > settings.limits.maxCost) return unplanned();
+      const conditionKey = JSON.stringify(entry.conditions.map((name) => coerced.coerced[name]));
+      let plan = entry.plans.get(conditionKey);
+      if (!plan) {
+        try {
+          plan = compilePlan(schema, document, operationName, coerced.coerced);
+        } catch (error) {
+          if (!(error instanceof NoPlan)) throw error;
+          plan = error;
+        }
+        entry.plans.set(conditionKey, plan);
+      }
+      if (plan instanceof NoPlan) return undefined;
+      for (const scope of plan.scopes) if (!scopes.has(scope)) return unplanned();
+      try {
+        const data = await executePlan(plan, { prisma, lookups, variables: coerced.coerced });
+        options.count?.('planned');
+        return { data, document, operationName: operation.name?.value };
+      } catch {
+        // A bad argument, an error of the database, a null where none may be: the field-by-field
+        // run answers it, with the error in its documented shape.
+        return unplanned();
+      }
+    },
+  };
+}
