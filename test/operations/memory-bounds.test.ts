@@ -8,7 +8,7 @@ import { type GatewayProcess, stopAll } from '../support/processes.js';
 /**
  * Every cache that grows with what clients send stays within its bounds, each
  * a setting, and says so in /metrics (petstore_cache_*): parsed documents (by
- * count and by bytes), compiled documents (compiled only once they earn it),
+ * count and by bytes), query plans, compiled documents (compiled only once they earn it),
  * documents registered by automatic persisted queries, verified tokens, the
  * response cache and its write stamps. The real process, with small bounds,
  * under document churn: distinct documents, each sent three times.
@@ -28,6 +28,7 @@ const BOUNDS = {
   PERSISTED_QUERIES_MAX_ENTRIES: '10',
   TOKEN_CACHE_MAX_ENTRIES: '5',
   PRISMA_QUERY_PLAN_CACHE_MAX_ENTRIES: '50',
+  GRAPHQL_PLAN_CACHE_MAX_ENTRIES: '40',
 };
 
 beforeAll(async () => {
@@ -84,10 +85,17 @@ describe('per-document memory under churn', () => {
     expect(of(after, 'entries', 'graphql_documents')).toBeLessThanOrEqual(60);
     expect(of(after, 'bytes', 'graphql_documents')).toBeLessThanOrEqual(400_000);
     expect(of(after, 'evictions_total', 'graphql_documents', 'evict') - of(before, 'evictions_total', 'graphql_documents', 'evict')).toBeGreaterThanOrEqual(240);
-    // Three uses each, five needed: nothing of the churn was compiled.
+    // Query plans are remembered from a document's first run, and kept within their own bound.
+    expect(of(after, 'max_entries', 'graphql_plans')).toBe(40);
+    expect(of(after, 'entries', 'graphql_plans')).toBeLessThanOrEqual(40);
+    expect(of(after, 'evictions_total', 'graphql_plans', 'evict') - of(before, 'evictions_total', 'graphql_plans', 'evict')).toBeGreaterThanOrEqual(200);
+    // Three uses each, five needed: nothing of the churn was compiled. Every request ran once,
+    // by its plan (the later uses of a plannable document) or field by field.
     expect(of(after, 'entries', 'graphql_compiled')).toBe(0);
     expect(executions(after, 'compiled') - executions(before, 'compiled')).toBe(0);
-    expect(executions(after, 'graphql-js') - executions(before, 'graphql-js')).toBe(900);
+    const planned = executions(after, 'plan') - executions(before, 'plan');
+    expect(planned).toBeGreaterThan(0);
+    expect(planned + executions(after, 'graphql-js') - executions(before, 'graphql-js')).toBe(900);
   });
 
   it('keeps big documents within the bytes bound, fewer than its count allows', async () => {
@@ -100,7 +108,8 @@ describe('per-document memory under churn', () => {
   });
 
   it('compiles a document once it has run often enough within the window, and keeps only the most recently used', async () => {
-    const hot = churnDocument(10_000);
+    // Documents a query plan does not cover (inventorySummary has none): these run field by field.
+    const hot = churnDocument(10_003);
     const before = await metrics();
     // Four uses, a pause past the window, four more: never five within one window.
     for (let i = 0; i < 4; i++) expect((await post(hot)).body.errors).toBeUndefined();
@@ -115,7 +124,7 @@ describe('per-document memory under churn', () => {
     expect(of(compiled, 'bytes', 'graphql_compiled')).toBeGreaterThan(1_000);
 
     // Eight hot documents: only four stay compiled.
-    for (let n = 1; n <= 8; n++) for (let i = 0; i < 5; i++) await post(churnDocument(10_000 + n * 4));
+    for (let n = 1; n <= 8; n++) for (let i = 0; i < 5; i++) await post(churnDocument(10_003 + n * 4));
     const crowded = await metrics();
     expect(of(crowded, 'entries', 'graphql_compiled')).toBe(4);
     expect(of(crowded, 'evictions_total', 'graphql_compiled', 'evict')).toBeGreaterThanOrEqual(5);

@@ -57,7 +57,7 @@ describe('WebSocket errors in the real process', () => {
 
     await waitFor(() => /WebSocket connection error/.test(gateway.output()), 'the logged connection error');
     // Besides the ready banner for people (and its development-token hint), only JSON lines.
-    const banner = /^(Petstore GraphQL gateway ready|Reads of the catalogue| {2}npm run token|and send it as)/;
+    const banner = /^(Petstore GraphQL gateway ready|Tokens are checked|Reads of the catalogue| {2}npm run token|and send it as)/;
     const lines = gateway
       .output()
       .split(/\r?\n/)

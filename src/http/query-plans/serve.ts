@@ -97,6 +97,7 @@ export function plannedGraphQL(yoga: GraphQLFetch, options: PlannedOptions) {
       // Also a document's first request (which yoga answers, and its plan is made from): its plan
       // answers it again, on the verification's own client, and the two are compared.
       const text = await response.text();
+      if (MOMENTARY.test(text)) return new Response(text, { status: response.status, headers: response.headers });
       const planned = await options.plans.run({
         text: plain.text,
         operationName: plain.operationName,
@@ -118,12 +119,16 @@ export function plannedGraphQL(yoga: GraphQLFetch, options: PlannedOptions) {
   };
 }
 
+const MOMENTARY = /"code":"(?:TIMEOUT|UNAVAILABLE)"/;
+
 function compare(
   verification: PlanVerification,
   plain: PlainRequest,
   planned: { status: number; contentType: string; text: string },
   fieldByField: { status: number; contentType: string; text: string },
 ) {
+  // A time limit or an outage answers for the moment, not for the document: nothing to compare.
+  if (MOMENTARY.test(fieldByField.text) || MOMENTARY.test(planned.text)) return;
   verification.onCheck?.();
   const same = (a: string, b: string) => {
     try {
