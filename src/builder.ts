@@ -1,5 +1,6 @@
 import SchemaBuilder from '@pothos/core';
 import DirectivesPlugin from '@pothos/plugin-directives';
+import FederationPlugin from '@pothos/plugin-federation';
 import PrismaPlugin from '@pothos/plugin-prisma';
 import RelayPlugin from '@pothos/plugin-relay';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
@@ -55,7 +56,7 @@ export const builder = new SchemaBuilder<{
   // `paging`: src/pothos-plugins/paging.ts, the page-size and cursor rule of every connection.
   // `int64Ids`: src/pothos-plugins/int64-ids.ts, id arguments that arrive parsed as bigints.
   // `canonicalPaths` (first, so it wraps every other): src/pothos-plugins/canonical-paths.ts.
-  plugins: ['canonicalPaths', ScopeAuthPlugin, 'paging', 'int64Ids', DirectivesPlugin, PrismaPlugin, RelayPlugin],
+  plugins: ['canonicalPaths', ScopeAuthPlugin, 'paging', 'int64Ids', DirectivesPlugin, FederationPlugin, PrismaPlugin, RelayPlugin],
   scopeAuth: {
     // A subscription is refused when it starts, not at its first event.
     authorizeOnSubscribe: true,
@@ -84,7 +85,8 @@ export const builder = new SchemaBuilder<{
     // Ids here are the spec's int64 ids, not Relay global ids: no node(id:) lookup.
     nodeQueryOptions: false,
     nodesQueryOptions: false,
-    pageInfoTypeOptions: { description: 'Where a page stands in its list (Relay cursor connections).' },
+    // Shareable in a supergraph: another subgraph with Relay connections defines the same PageInfo.
+    pageInfoTypeOptions: { description: 'Where a page stands in its list (Relay cursor connections).', shareable: true },
     defaultConnectionTypeOptions: { description: 'One page of a list, with its edges and where it stands.' },
     defaultEdgeTypeOptions: { description: 'One item of a page, with the cursor that points at it.' },
     defaultConnectionFieldOptions: { description: 'A page of the list.' },

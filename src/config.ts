@@ -206,6 +206,7 @@ const environmentSchema = z.object({
   MAX_DIRECTIVES: wholeNumber('MAX_DIRECTIVES', 1, 1_000).default(50).meta(about('Limits', 'Directives in a document.')),
   MAX_BATCH: wholeNumber('MAX_BATCH', 1, 100).default(10).meta(about('Limits', 'Operations in one batch (a JSON array).')),
   INTROSPECTION: flag('INTROSPECTION').optional().meta(about('Security', 'Allow `__schema`/`__type` (but `__schema { description }`, the contract\'s version, is always answered); off also hides "Did you mean …" suggestions.', 'true (false in production)')),
+  FEDERATION: flag('FEDERATION').default(false).meta(about('Security', 'Serve the schema as a Federation v2 subgraph (`_service`, `_entities`, `@key` on Pet, Category, Order and InventoryItem) for a router such as Hive Gateway; off, it is the standalone schema. See federation.md.', '`false`')),
   CORS_ORIGINS: z
     .string()
     .refine((value) => value.split(',').every((origin) => origin.trim() === '*' || isWebOrigin(origin.trim())), {
@@ -379,6 +380,8 @@ export interface Config {
   /** Off (undefined) unless RESPONSE_CACHE_TTL_MS is set above 0. */
   responseCache: ResponseCacheSettings | undefined;
   introspection: boolean;
+  /** Serve the schema as an Apollo Federation v2 subgraph (`_service`, `_entities`, `@key`s): docs/federation.md. */
+  federation: boolean;
   /** Origins allowed to call from a browser; none when empty. */
   corsOrigins: string[];
   /** Compile a query with graphql-jit from its n-th use on (the 2nd by default); graphql-js only when absent (0). */
@@ -419,6 +422,7 @@ export type GatewaySettings = Pick<
   | 'trustProxy'
   | 'legacy'
   | 'compiledExecution'
+  | 'federation'
   | 'queryPlans'
   | 'documentCache'
   | 'persistedQueries'
@@ -528,6 +532,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (shutdownDrainMs > 0 && shutdownDrainMs >= settings.SHUTDOWN_GRACE_MS) {
     throw new ConfigError(['SHUTDOWN_DRAIN_MS must be shorter than SHUTDOWN_GRACE_MS (the drain is part of the grace period)']);
   }
+  if (settings.FEDERATION && settings.TRUSTED_DOCUMENTS === 'require') {
+    // A router writes the subgraph operations of each query plan itself: no manifest can list them.
+    throw new ConfigError([
+      'FEDERATION=true cannot be combined with TRUSTED_DOCUMENTS=require: the router sends operations of its own making; require trusted documents at the router instead',
+    ]);
+  }
   if (embedded && settings.DATABASE_REPLICA_URLS !== undefined) {
     throw new ConfigError(['DATABASE_REPLICA_URLS needs DATABASE_URL: replicas follow a PostgreSQL primary, not the embedded database']);
   }
@@ -595,6 +605,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
           }
         : undefined,
     introspection: settings.INTROSPECTION ?? !production,
+    federation: settings.FEDERATION,
     trustProxy: settings.TRUST_PROXY ?? false,
     trustedDocuments: trusted,
     compiledExecution:

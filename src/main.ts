@@ -121,6 +121,7 @@ const server = serve({ fetch: gateway.app.fetch, hostname: config.host, port: co
     ...(databases.replicas.length > 0 ? { replicas: databases.replicas.map((replica) => replica.name) } : {}),
     graphiql: config.graphiql,
     introspection: config.introspection,
+    federation: config.federation,
     startupMs: Math.round(performance.now() - startedAt),
   };
   if (readiness.ready) logger.info(started, 'gateway ready');

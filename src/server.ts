@@ -83,7 +83,7 @@ export function createGateway(options: GatewayOptions) {
       ? undefined
       : { mode: settings.trustedDocuments.mode, documents: settings.trustedDocuments.documents, registered: settings.persistedQueries };
   // One schema object for yoga and the plans: per-document facts are kept per schema.
-  const schema = servedSchema(legacy);
+  const schema = servedSchema(legacy, { federation: settings.federation });
   const plans = settings.queryPlans
     ? createQueryPlans({
         schema,

@@ -25,6 +25,8 @@ export interface Variant {
   needsToken?: boolean;
   /** Sent to the second gateway, the one started with its response cache on (RESPONSE_CACHE_TTL_MS). */
   responseCache?: boolean;
+  /** Sent to the gateway started as a Federation subgraph (FEDERATION=true), as a router would. */
+  federation?: boolean;
   /** GraphQL: the document (variables come from `variables`). */
   query?: string;
   /** Per request; `fixed` asks for the arguments of the same-data check (no randomness). */
@@ -384,6 +386,47 @@ const baseOperations: Operation[] = [
   },
 ];
 
-export const operations: Operation[] = baseOperations.flatMap((operation) =>
-  operation.id === '1' || operation.id === '2' ? [operation, withResponseCache(operation, `${operation.id}c`)] : [operation],
-);
+// 1f. the same 50 pets as 1, fetched as a federation router fetches entities: by their keys, through _entities
+const ENTITY_PETS = 50;
+const petEntitiesGateway = /* GraphQL */ `
+  query BenchPetEntities($representations: [_Any!]!) {
+    _entities(representations: $representations) {
+      __typename
+      ... on Pet { id name status category { id name } inventory { quantity status } }
+    }
+  }`;
+
+/** Row 1's pets (the first 50 by id) by their keys, to the gateway serving as a subgraph. */
+const petEntities: Operation = {
+  id: '1f',
+  title: '_entities for the same 50 pets + category + inventory',
+  gateway: {
+    key: 'gateway:pet-entities',
+    target: 'gateway',
+    label: 'GraphQL _entities (50 Pet representations), FEDERATION=true',
+    kind: 'graphql',
+    write: false,
+    federation: true,
+    query: petEntitiesGateway,
+    variables: () => ({
+      representations: Array.from({ length: ENTITY_PETS }, (_, index) => ({ __typename: 'Pet', id: String(index + 1) })),
+    }),
+    // In row 1's shape, so the same-data check holds it against PostGraphile's allPets(first: 50).
+    normalize: (body) => [
+      list(data(body)._entities).map((entity) => {
+        const pet = obj(entity);
+        return petRow(pet, obj(pet.category), pet.inventory ? obj(pet.inventory) : null);
+      }),
+      dataSet.pets > ENTITY_PETS,
+    ],
+  },
+  postgraphile: baseOperations[0]!.postgraphile,
+  note:
+    'the gateway with FEDERATION=true, sent the _entities fetch a router (Hive Gateway, Apollo Router) makes for ' +
+    'pets 1–50 with the selection of row 1; the PostGraphile column is the same cell as 1 (the same pets and data)',
+};
+
+export const operations: Operation[] = baseOperations.flatMap((operation) => {
+  if (operation.id === '1') return [operation, withResponseCache(operation, '1c'), petEntities];
+  return operation.id === '2' ? [operation, withResponseCache(operation, '2c')] : [operation];
+});

@@ -118,6 +118,8 @@ export interface ServerMemory {
   gateway: number | null;
   /** The gateway started with its response cache on (absent in results from before it). */
   cachedGateway?: number | null;
+  /** The gateway started as a Federation subgraph (absent unless its row ran). */
+  federationGateway?: number | null;
   postgraphile: number | null;
 }
 
@@ -302,6 +304,11 @@ export function renderMarkdown(results: BenchResults): string {
   if (results.peakRssMb.cachedGateway !== undefined) {
     lines.push(
       `| Gateway, response cache on (Node ${software.gatewayNode}) | ${fmt(results.rssAtStartMb.cachedGateway)} MB | ${fmt(results.peakRssMb.cachedGateway)} MB |`,
+    );
+  }
+  if (results.peakRssMb.federationGateway !== undefined) {
+    lines.push(
+      `| Gateway, FEDERATION=true (Node ${software.gatewayNode}) | ${fmt(results.rssAtStartMb.federationGateway)} MB | ${fmt(results.peakRssMb.federationGateway)} MB |`,
     );
   }
   lines.push(

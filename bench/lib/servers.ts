@@ -125,9 +125,16 @@ export async function startGateway(
  * The servers of one pass: the gateway, PostGraphile, and the gateway with its response cache on
  * when a selected operation is sent to it (BENCH_ONLY may leave it out).
  */
-export type Servers = Record<'gateway' | 'postgraphile', ServerProcess> & { cachedGateway?: ServerProcess };
-const needsCachedGateway = () => operations.some((o) => o.gateway.responseCache && (!only || only.includes(o.id)));
+export type Servers = Record<'gateway' | 'postgraphile', ServerProcess> & {
+  cachedGateway?: ServerProcess;
+  federationGateway?: ServerProcess;
+};
+const needsGateway = (kind: 'responseCache' | 'federation') => operations.some((o) => o.gateway[kind] && (!only || only.includes(o.id)));
 export const serverFor = (servers: Servers, variant: Variant): ServerProcess => {
+  if (variant.federation) {
+    if (!servers.federationGateway) throw new Error(`${variant.key} needs the gateway with FEDERATION=true`);
+    return servers.federationGateway;
+  }
   if (!variant.responseCache) return servers[variant.target];
   if (!servers.cachedGateway) throw new Error(`${variant.key} needs the gateway with its response cache on`);
   return servers.cachedGateway;
@@ -136,12 +143,16 @@ export const serverFor = (servers: Servers, variant: Variant): ServerProcess => 
 export async function startServers(url: string, suffix: string, gatewayArgs: string[] = []): Promise<Servers> {
   return {
     gateway: await startGateway(url, `gateway${suffix}`, gatewayArgs),
-    ...(needsCachedGateway()
+    ...(needsGateway('responseCache')
       ? {
           cachedGateway: await startGateway(url, `gateway-cached${suffix}`, gatewayArgs, {
             RESPONSE_CACHE_TTL_MS: String(benchResponseCacheTtlMs),
           }),
         }
+      : {}),
+    // A subgraph of its own, so that every other row measures the standalone gateway as it is deployed.
+    ...(needsGateway('federation')
+      ? { federationGateway: await startGateway(url, `gateway-federation${suffix}`, gatewayArgs, { FEDERATION: 'true' }) }
       : {}),
     postgraphile: await startPostGraphile(url, `postgraphile${suffix}`),
   };

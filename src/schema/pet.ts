@@ -128,6 +128,8 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'One pet by its id: the legacy lookup, kept with its original shape.',
     deprecationReason: legacyLookupDeprecation(DEFAULT_LEGACY_SUNSET_DATE),
+    // Kept for the callers of this service's original API, not offered to a supergraph's new ones.
+    inaccessible: true,
     args: { petId: t.arg.int64Id({ required: true, description: 'The id of the pet.' }) },
     resolve: (query, _parent, args, ctx) => {
       ctx.legacy.refuseWhenRetired(LEGACY_FIELD, { client: metricsClient(ctx.principal), requestId: ctx.requestId });

@@ -20,11 +20,15 @@ const stabilityWord: Record<StabilityLevel, string> = { BETA: 'BETA', EXPERIMENT
 /**
  * The options that mark a field's stability: the `@stability` directive for
  * tools, and the same word leading the description for people in GraphiQL.
+ * In the subgraph schema the level is also a federation `@tag` (`beta`,
+ * `experimental`): a router's contract variant can leave unstable fields out
+ * of a supergraph by tag, where our own directive is not composed.
  */
 export function stability(level: StabilityLevel, description: string) {
   return {
     description: `${stabilityWord[level]}: ${description}`,
     directives: { stability: { level } },
+    tag: level.toLowerCase(),
   } as const;
 }
 

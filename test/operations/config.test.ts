@@ -185,6 +185,16 @@ describe('security settings', () => {
     expect(loadConfig({ INTROSPECTION: 'false' }).introspection).toBe(false);
   });
 
+  it('serve the standalone schema unless FEDERATION makes the gateway a subgraph, in production too', () => {
+    expect(loadConfig({}).federation).toBe(false);
+    expect(loadConfig({ NODE_ENV: 'production', AUTH_JWT_SECRET: secret }).federation).toBe(false);
+    expect(loadConfig({ FEDERATION: 'true' }).federation).toBe(true);
+    // A router's subgraph operations are its own, in no manifest.
+    expect(() => loadConfig({ FEDERATION: 'true', TRUSTED_DOCUMENTS: 'require', TRUSTED_DOCUMENTS_MANIFESTS: 'test/generated/persisted-documents.json' })).toThrow(
+      /FEDERATION=true cannot be combined with TRUSTED_DOCUMENTS=require/,
+    );
+  });
+
   it('read every limit and the lists', () => {
     const config = loadConfig({
       BODY_LIMIT_BYTES: '2048',
@@ -259,6 +269,7 @@ describe('security settings', () => {
     }
     expect(problemLinesWith({ REDIS_URL: 'localhost:6379' })).toEqual(['REDIS_URL must be a Redis URL (redis://host:6379)']);
     expect(problemLinesWith({ INTROSPECTION: 'maybe' })).toEqual(['INTROSPECTION must be true or false']);
+    expect(problemLinesWith({ FEDERATION: 'v2' })).toEqual(['FEDERATION must be true or false']);
     expect(problemLinesWith({ RATE_LIMIT_KEY_PREFIX: 'has spaces' })).toEqual([
       'RATE_LIMIT_KEY_PREFIX must be 1 to 64 letters, digits, and . : _ - (e.g. petstore-rate:staging)',
     ]);

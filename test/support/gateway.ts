@@ -80,6 +80,8 @@ export interface GatewayTestOptions {
    * plan answers is answered field by field too and the two compared: a difference fails the file.
    */
   queryPlans?: boolean;
+  /** Serve the schema as a Federation v2 subgraph (FEDERATION); the standalone schema by default. */
+  federation?: boolean;
 }
 
 export interface RequestOptions {
@@ -209,6 +211,7 @@ function testSettings(options: GatewayTestOptions): GatewaySettings {
       : { mode: 'off', documents: new Map() },
     persistedQueries: options.trustedDocuments?.registered ?? defaults.persistedQueries,
     queryPlans: options.queryPlans === false ? undefined : defaults.queryPlans,
+    federation: options.federation ?? false,
   };
 }
 

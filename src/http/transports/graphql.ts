@@ -81,7 +81,7 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
   };
   return createYoga<RequestContext, GraphQLContext>({
     parserAndValidationCache,
-    schema: options.schema ?? servedSchema(options.legacy),
+    schema: options.schema ?? servedSchema(options.legacy, { federation: settings.federation }),
     graphqlEndpoint: GRAPHQL_PATH,
     context: ({ requestId, principal }) => ({
       prisma: options.prisma,
