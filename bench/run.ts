@@ -12,11 +12,14 @@
  *     statements and rows per request counted over sequential requests.
  *  5. Load pass: the same servers, started afresh straight on PostgreSQL, are driven with autocannon
  *     for a fixed duration per concurrency level after a warm-up.
- *  6. Mix pass: a realistic mix of reads and 2% writes from 10 clients, with a staleness checker, on
+ *  6. Ladder pass: the four reads answered by every rung of bench/ladder/server.ts (one SQL
+ *     statement, Prisma alone, the schema in a bare yoga), the gateway field by field and as built,
+ *     and PostGraphile, answers checked equal, at c = 10 and 50 (bench/lib/ladder.ts).
+ *  7. Mix pass: a realistic mix of reads and 2% writes from 10 clients, with a staleness checker, on
  *     the gateway uncached, with its response cache, and PostGraphile (bench/lib/mix.ts).
- *  7. Replica routing pass: a primary and a streaming replica of the bench's own (initdb,
+ *  8. Replica routing pass: a primary and a streaming replica of the bench's own (initdb,
  *     pg_basebackup), the gateway on the primary alone and with the replica, side by side.
- *  8. Writes bench/results/latest.json and latest.md and prints the table.
+ *  9. Writes bench/results/latest.json and latest.md and prints the table.
  *
  * Whatever it started or made (servers, the database, the replica servers and their folder) is
  * undone at the end, on failure, and on SIGINT, SIGTERM or SIGHUP (bench/lib/cleanup.ts).
@@ -48,6 +51,7 @@ import {
 import { cleaningUp, cleanUp, cleanUpOnSignals } from './lib/cleanup.js';
 import { adminUrl, createDatabase, databaseUrl, dataSet, leftoverDatabases, loadData, placeOrderFunction, withClient } from './lib/data.js';
 import { countingPass, loadPass } from './lib/matrix.js';
+import { ladderPass } from './lib/ladder.js';
 import { mixPass } from './lib/mix.js';
 import { replicaRoutingPass } from './lib/replicas.js';
 import { type Operation, operations } from './lib/operations.js';
@@ -130,8 +134,9 @@ function describeRun(run: {
   rssAtStartMb: BenchResults['rssAtStartMb'];
   replicaRouting: BenchResults['replicaRouting'];
   mix: BenchResults['mix'];
+  ladder: BenchResults['ladder'];
 }): BenchResults {
-  const { peerNodeVersion, postgresVersion, preload, built, buildResult, operationResults, variantResults, cells, peakRssMb, rssAtStartMb, replicaRouting, mix } = run;
+  const { peerNodeVersion, postgresVersion, preload, built, buildResult, operationResults, variantResults, cells, peakRssMb, rssAtStartMb, replicaRouting, mix, ladder } = run;
   const finishedAt = new Date();
   return {
     startedAt: startedAt.toISOString(),
@@ -183,6 +188,7 @@ function describeRun(run: {
     rssAtStartMb,
     ...(replicaRouting ? { replicaRouting } : {}),
     ...(mix ? { mix } : {}),
+    ...(ladder ? { ladder } : {}),
     warnings,
   };
 }
@@ -192,7 +198,7 @@ async function main() {
   const selected = operations.filter((operation) => !only || only.includes(operation.id));
   if (selected.length === 0) throw new Error(`BENCH_ONLY=${process.env.BENCH_ONLY} matches no operation`);
   // PostGraphile and the bench database serve the passes that compare the two servers.
-  const comparing = passes.has('count') || passes.has('mix');
+  const comparing = passes.has('count') || passes.has('mix') || passes.has('ladder');
   const peerNodeVersion = comparing ? await ensurePeers() : 'not run';
   auth.token ??= await new SignJWT({ scope: allScopes.join(' ') })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
@@ -223,6 +229,7 @@ async function main() {
   if (database && passes.has('load')) {
     ({ cells, rssAtStartMb, peakRssMb } = await loadPass(database.url, database.name, selected, variantResults));
   }
+  const ladder = database && passes.has('ladder') ? await ladderPass(database.url, database.name) : undefined;
   const mix = database && passes.has('mix') ? await mixPass(database.url, database.name) : undefined;
   const replicaRouting = passes.has('replicas') ? await replicaRoutingPass() : undefined;
   const results = describeRun({
@@ -238,6 +245,7 @@ async function main() {
     rssAtStartMb,
     replicaRouting,
     mix,
+    ladder,
   });
   const markdown = renderMarkdown(results);
   writeFileSync(path.join(resultsDir, `${outputName}.json`), `${JSON.stringify(results, null, 2)}\n`);

@@ -28,10 +28,10 @@ const shared: Setting[] = [
 ];
 
 export const benchSettings: Setting[] = [
-  { name: 'BENCH_PASSES', default: 'count,load,mix,replicas', what: 'The passes to run (load also runs count). PostGraphile and the bench database are set up only for count, load and mix.' },
+  { name: 'BENCH_PASSES', default: 'count,load,ladder,mix,replicas', what: 'The passes to run (load also runs count; ladder runs the four reads on every rung of bench/ladder at c ≥ 10). PostGraphile and the bench database are set up only for count, load, ladder and mix.' },
   { name: 'BENCH_DURATION', default: '8', what: 'Seconds of load per cell (the mix and replica passes scale it).' },
   { name: 'BENCH_WARMUP', default: '5', what: 'Seconds of warm-up per variant.' },
-  { name: 'BENCH_CONCURRENCY', default: '1,10,50', what: 'Concurrency levels of the load pass.' },
+  { name: 'BENCH_CONCURRENCY', default: '1,10,50', what: 'Concurrency levels of the load pass (the ladder pass takes those of 10 and more).' },
   { name: 'BENCH_COUNT_REQUESTS', default: '20', what: 'Sequential requests per variant in the counting pass.' },
   { name: 'BENCH_ONLY', default: 'all', what: 'Operation ids to run, e.g. 1,1c,3b.' },
   { name: 'BENCH_MIX', default: '1', what: '0: skip the realistic mix pass (as BENCH_PASSES without mix).' },

@@ -55,6 +55,17 @@ export interface OperationResult {
   sameDataDetail?: string;
 }
 
+export type LadderRung = 'postgraphile' | 'sql' | 'prisma-join' | 'prisma-query' | 'bare-yoga' | 'field-by-field' | 'gateway';
+
+/** The ladder pass (bench/lib/ladder.ts): the same reads answered by less and less machinery. */
+export interface LadderResult {
+  rungs: Array<{ rung: LadderRung; label: string; what: string }>;
+  /** Each read, and the rungs whose answer differed from the gateway's (none: all the same). */
+  reads: Array<{ id: string; title: string; differs: string[] }>;
+  cells: Array<CellResult & { read: string; rung: LadderRung }>;
+  peakRssMb: Partial<Record<LadderRung, number | null>>;
+}
+
 /** The realistic mix on one server (bench/lib/mix.ts). */
 export interface MixResult {
   server: 'gateway' | 'gateway-cached' | 'postgraphile';
@@ -111,6 +122,8 @@ export interface BenchResults {
   replicaRouting?: ReplicaRoutingResult;
   /** The realistic mix (bench/lib/mix.ts), one result per server. */
   mix?: MixResult[];
+  /** The ladder pass (bench/lib/ladder.ts). */
+  ladder?: LadderResult;
   warnings: string[];
 }
 
@@ -294,27 +307,32 @@ export function renderMarkdown(results: BenchResults): string {
   }
   lines.push('');
 
-  lines.push('## Memory');
-  lines.push('');
-  lines.push('| Server | RSS after start-up | Peak RSS (VmHWM, whole load pass) |');
-  lines.push('|---|--:|--:|');
-  lines.push(
-    `| Gateway (Node ${software.gatewayNode}) | ${fmt(results.rssAtStartMb.gateway)} MB | ${fmt(results.peakRssMb.gateway)} MB |`,
-  );
-  if (results.peakRssMb.cachedGateway !== undefined) {
+  // Absent when the load pass did not run.
+  if (results.cells.length) {
+    lines.push('## Memory');
+    lines.push('');
+    lines.push('| Server | RSS after start-up | Peak RSS (VmHWM, whole load pass) |');
+    lines.push('|---|--:|--:|');
     lines.push(
-      `| Gateway, response cache on (Node ${software.gatewayNode}) | ${fmt(results.rssAtStartMb.cachedGateway)} MB | ${fmt(results.peakRssMb.cachedGateway)} MB |`,
+      `| Gateway (Node ${software.gatewayNode}) | ${fmt(results.rssAtStartMb.gateway)} MB | ${fmt(results.peakRssMb.gateway)} MB |`,
     );
-  }
-  if (results.peakRssMb.federationGateway !== undefined) {
+    if (results.peakRssMb.cachedGateway !== undefined) {
+      lines.push(
+        `| Gateway, response cache on (Node ${software.gatewayNode}) | ${fmt(results.rssAtStartMb.cachedGateway)} MB | ${fmt(results.peakRssMb.cachedGateway)} MB |`,
+      );
+    }
+    if (results.peakRssMb.federationGateway !== undefined) {
+      lines.push(
+        `| Gateway, FEDERATION=true (Node ${software.gatewayNode}) | ${fmt(results.rssAtStartMb.federationGateway)} MB | ${fmt(results.peakRssMb.federationGateway)} MB |`,
+      );
+    }
     lines.push(
-      `| Gateway, FEDERATION=true (Node ${software.gatewayNode}) | ${fmt(results.rssAtStartMb.federationGateway)} MB | ${fmt(results.peakRssMb.federationGateway)} MB |`,
+      `| PostGraphile (Node ${software.postgraphileNode}) | ${fmt(results.rssAtStartMb.postgraphile)} MB | ${fmt(results.peakRssMb.postgraphile)} MB |`,
     );
+    lines.push('');
   }
-  lines.push(
-    `| PostGraphile (Node ${software.postgraphileNode}) | ${fmt(results.rssAtStartMb.postgraphile)} MB | ${fmt(results.peakRssMb.postgraphile)} MB |`,
-  );
-  lines.push('');
+
+  if (results.ladder) lines.push(...renderLadder(results.ladder));
 
   lines.push('## Notes');
   lines.push('');
@@ -376,4 +394,64 @@ export function renderMarkdown(results: BenchResults): string {
   lines.push('</details>');
   lines.push('');
   return lines.join('\n');
+}
+
+/**
+ * The ladder: req/s of every rung per read and concurrency, then where the time goes (server and
+ * PostgreSQL CPU ms per request), the gateway against PostGraphile and Prisma alone, and the share
+ * of the request the GraphQL layer costs: what the gateway's process spends beyond Prisma alone's,
+ * over the whole request (the gateway's process and PostgreSQL's).
+ */
+export function renderLadder(ladder: LadderResult): string[] {
+  const lines: string[] = [];
+  const levels = [...new Set(ladder.cells.map((c) => c.concurrency))];
+  const at = (read: string, rung: LadderRung, c: number) => ladder.cells.find((x) => x.read === read && x.rung === rung && x.concurrency === c);
+  lines.push('## The ladder: the same reads by less and less machinery');
+  lines.push('');
+  for (const { label, what } of ladder.rungs) lines.push(`- **${label}**: ${what}.`);
+  lines.push('');
+  lines.push(`| # | read | c | ${ladder.rungs.map((r) => r.label).join(' | ')} | gateway ÷ PostGraphile | gateway ÷ best Prisma |`);
+  lines.push(`|---|---|--:|${ladder.rungs.map(() => '--:|').join('')}--:|--:|`);
+  for (const read of ladder.reads) {
+    for (const c of levels) {
+      const rate = (rung: LadderRung) => at(read.id, rung, c)?.requestsPerSecond;
+      const prisma = Math.max(rate('prisma-join') ?? 0, rate('prisma-query') ?? 0);
+      lines.push(
+        `| ${read.id} | ${read.title} | ${c} | ${ladder.rungs.map(({ rung }) => fmt(rate(rung))).join(' | ')} | ` +
+          `${ratio(rate('gateway'), rate('postgraphile'))} | ${ratio(rate('gateway'), prisma)} |`,
+      );
+    }
+  }
+  lines.push('');
+  lines.push('Where the time goes: CPU ms per request of the server process / of PostgreSQL, and p99 latency.');
+  lines.push('');
+  lines.push(`| # | c | ${ladder.rungs.map((r) => r.label).join(' | ')} | GraphQL layer's share |`);
+  lines.push(`|---|--:|${ladder.rungs.map(() => '--:|').join('')}--:|`);
+  for (const read of ladder.reads) {
+    for (const c of levels) {
+      const shown = ladder.rungs.map(({ rung }) => {
+        const x = at(read.id, rung, c);
+        return x ? `${fmt(x.serverCpuMsPerRequest, 2)} / ${fmt(x.postgresCpuMsPerRequest, 2)}, p99 ${fmt(x.latencyMs.p99)} ms` : '–';
+      });
+      const gateway = at(read.id, 'gateway', c);
+      const prismaCpu = Math.min(
+        ...(['prisma-join', 'prisma-query'] as const).map((rung) => at(read.id, rung, c)?.serverCpuMsPerRequest ?? Number.POSITIVE_INFINITY),
+      );
+      const share =
+        gateway?.serverCpuMsPerRequest != null && gateway.postgresCpuMsPerRequest != null && Number.isFinite(prismaCpu)
+          ? `${fmt((100 * Math.max(0, gateway.serverCpuMsPerRequest - prismaCpu)) / (gateway.serverCpuMsPerRequest + gateway.postgresCpuMsPerRequest))}%`
+          : '–';
+      lines.push(`| ${read.id} | ${c} | ${shown.join(' | ')} | ${share} |`);
+    }
+  }
+  lines.push('');
+  const differing = ladder.reads.filter((read) => read.differs.length);
+  lines.push(
+    differing.length
+      ? `Answers NOT the same: ${differing.map((read) => `${read.id} at ${read.differs.join(', ')}`).join('; ')}.`
+      : `Every rung answered each read with the gateway's data (checked once per read, same arguments; PostGraphile through the bench's normalisation).`,
+  );
+  lines.push(`Peak RSS: ${ladder.rungs.map(({ rung, label }) => `${label} ${fmt(ladder.peakRssMb[rung])} MB`).join(', ')}.`);
+  lines.push('');
+  return lines;
 }

@@ -1,0 +1,112 @@
+import { isDeepStrictEqual } from 'node:util';
+import path from 'node:path';
+import { gatewayNodeArgs, log, resultsDir, root, settings, warnings } from './config.js';
+import { drive, cell } from './matrix.js';
+import { operations, type Variant } from './operations.js';
+import { BackendCpu, freePort, memoryMb, type ServerProcess, startServer } from './processes.js';
+import type { LadderResult, LadderRung } from './report.js';
+import { send, startGateway, startPostGraphile } from './servers.js';
+
+/**
+ * The ladder pass: the four reads the gateway is judged by, answered by less and less machinery
+ * (bench/ladder/server.ts), by the gateway with field-by-field execution only, by the gateway as
+ * built, and by PostGraphile, side by side at c = 10 and 50. Every rung's answer to the same
+ * request is checked equal to the gateway's before it is measured; a rung that differs is said so.
+ */
+
+export const ladderRungs: Array<{ rung: LadderRung; label: string; what: string }> = [
+  { rung: 'postgraphile', label: 'PostGraphile 5', what: 'the peer, as in the load pass' },
+  { rung: 'sql', label: 'one SQL statement', what: 'one statement building the answer\'s JSON in PostgreSQL, pg on node:http' },
+  { rung: 'prisma-join', label: 'Prisma (join)', what: 'the project\'s Prisma client, relations by JOIN, rows shaped like the answer, node:http' },
+  { rung: 'prisma-query', label: 'Prisma (query)', what: 'the same, relations by a query each' },
+  { rung: 'bare-yoga', label: 'schema in bare yoga', what: 'the project\'s schema in a plain createYoga, no plugin of the project\'s' },
+  { rung: 'field-by-field', label: 'gateway, field by field', what: 'the gateway as built with GRAPHQL_QUERY_PLANS=false' },
+  { rung: 'gateway', label: 'gateway as built', what: 'the gateway with its defaults (query plans on)' },
+];
+
+/** The reads of the ladder: the bench operations the rungs of bench/ladder/server.ts answer. */
+const LADDER_READS = ['1', '2', '3a', '4b'];
+
+async function startRung(rung: LadderRung, url: string): Promise<ServerProcess> {
+  switch (rung) {
+    case 'postgraphile':
+      return startPostGraphile(url, 'ladder-postgraphile');
+    case 'gateway':
+      return startGateway(url, 'ladder-gateway', gatewayNodeArgs);
+    case 'field-by-field':
+      return startGateway(url, 'ladder-field-by-field', gatewayNodeArgs, { GRAPHQL_QUERY_PLANS: 'false' });
+    default: {
+      const port = await freePort();
+      return startServer({
+        name: `ladder-${rung}`,
+        command: process.execPath,
+        args: ['--import', 'tsx', 'bench/ladder/server.ts', rung, String(port), url],
+        cwd: root,
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production' },
+        url: `http://127.0.0.1:${port}`,
+        logFile: path.join(resultsDir, `ladder-${rung}.log.tmp`),
+      });
+    }
+  }
+}
+
+/** The answer's data, as compared between rungs (PostGraphile's through each side's normalize). */
+async function answerOf(server: ServerProcess, variant: Variant, rung: LadderRung, gatewayVariant: Variant) {
+  const answer = await send(server, variant, true);
+  const body = answer.json as { data?: unknown; errors?: unknown } | undefined;
+  if (answer.status !== 200 || !body || body.errors) return { problem: `${answer.status} ${answer.text.slice(0, 200)}` };
+  if (rung === 'postgraphile') return { data: variant.normalize?.(body) };
+  return { data: body.data, normalized: gatewayVariant.normalize?.(body) };
+}
+
+export async function ladderPass(url: string, databaseName: string): Promise<LadderResult> {
+  const reads = operations.filter((operation) => LADDER_READS.includes(operation.id));
+  const concurrency = settings.concurrency.filter((c) => c >= 10);
+  const levels = concurrency.length ? concurrency : settings.concurrency;
+  log(`ladder pass: ${ladderRungs.length} rungs × ${reads.length} reads at c=${levels.join(',')}`);
+  const servers = new Map<LadderRung, ServerProcess>();
+  for (const { rung } of ladderRungs) servers.set(rung, await startRung(rung, url));
+  const backend = new BackendCpu(databaseName);
+  const result: LadderResult = { rungs: ladderRungs, reads: [], cells: [], peakRssMb: {} };
+
+  for (const operation of reads) {
+    const variantOf = (rung: LadderRung) => (rung === 'postgraphile' ? operation.postgraphile! : operation.gateway);
+    // The same request to every rung; each answer checked against the gateway's.
+    const reference = await answerOf(servers.get('gateway')!, operation.gateway, 'gateway', operation.gateway);
+    const differs: string[] = [];
+    for (const { rung } of ladderRungs) {
+      if (rung === 'gateway') continue;
+      const answer = await answerOf(servers.get(rung)!, variantOf(rung), rung, operation.gateway);
+      const same =
+        !answer.problem &&
+        !reference.problem &&
+        (rung === 'postgraphile'
+          ? isDeepStrictEqual(answer.data, reference.normalized)
+          : isDeepStrictEqual(answer.data, reference.data));
+      if (!same) differs.push(`${rung}${answer.problem ? ` (${answer.problem})` : ''}`);
+    }
+    if (reference.problem) differs.push(`gateway (${reference.problem})`);
+    if (differs.length) warnings.push(`ladder, read ${operation.id}: answers differ from the gateway's at ${differs.join(', ')}`);
+    result.reads.push({ id: operation.id, title: operation.title, differs });
+    log(`ladder ${operation.id}: ${differs.length ? `answers differ: ${differs.join(', ')}` : 'every rung answers the same'}`);
+
+    for (const { rung } of ladderRungs) {
+      await drive(servers.get(rung)!, variantOf(rung), levels[0]!, settings.warmupS);
+    }
+    for (const c of levels) {
+      for (const { rung } of ladderRungs) {
+        const measured = await cell(servers.get(rung)!, variantOf(rung), c, backend);
+        result.cells.push({ ...measured, read: operation.id, rung });
+        log(
+          `ladder ${operation.id.padEnd(3)} ${rung.padEnd(15)} c=${String(c).padEnd(3)} ${measured.requestsPerSecond.toFixed(0).padStart(6)} req/s  ` +
+            `p99 ${measured.latencyMs.p99} ms  cpu ${measured.serverCpuMsPerRequest?.toFixed(2)} ms/req  pg ${measured.postgresCpuMsPerRequest?.toFixed(2)} ms/req`,
+        );
+      }
+    }
+  }
+  for (const [rung, server] of servers) {
+    result.peakRssMb[rung] = memoryMb(server.pid)?.peakRss ?? null;
+    await server.stop();
+  }
+  return result;
+}
