@@ -45,7 +45,7 @@ describe.skipIf(Boolean(inject('embeddedTemplate')))('orders placed at once on t
     );
     expect(stocked.errors).toBeUndefined();
 
-    const answers: GraphQLAnswer<Placed>['body'][] = await Promise.all(
+    const answers: GraphQLAnswer<Placed>[] = await Promise.all(
       Array.from({ length: 100 }, (_, index) =>
         (index % 2 === 0 ? first : second).graphql<Placed>(index % 4 < 2 ? orderOnly : orderAndStock, { petId }),
       ),
