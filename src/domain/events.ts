@@ -69,7 +69,10 @@ export const orderChanged = (change: OrderChangeKind, order: Order): DomainEvent
   },
 });
 
-export const petStatusChanged = (pet: Pet, previousStatus: PetStatus): DomainEvent => ({
+export const petStatusChanged = (
+  pet: Pick<Pet, 'id' | 'name' | 'categoryId' | 'status'>,
+  previousStatus: PetStatus,
+): DomainEvent => ({
   type: 'petStatusChanged',
   payload: {
     pet: { id: pet.id.toString(), name: pet.name, categoryId: pet.categoryId.toString(), status: pet.status },

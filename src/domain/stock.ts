@@ -58,22 +58,20 @@ async function lockOrder(tx: Tx, id: bigint) {
  * `pet` is the pet as this transaction's lock read it: its status is current
  * (no one else can change it while the lock is held), so it is not read again,
  * and the pet is written only when its status changes. Whether an open order
- * exists matters only at zero stock, so only then is it looked up, unless the
- * caller knows (`hasOpenOrder`).
+ * exists matters only at zero stock, so only then is it looked up.
+ * (placeOrder settles its stock in the database function place_order.)
  */
 async function refreshStatus(
   tx: Tx,
   record: (event: DomainEvent) => void,
   pet: LockedPet,
   quantity: number,
-  hasOpenOrder?: boolean,
 ): Promise<PetStatus> {
   const petId = pet.id;
   const open =
     quantity > 0
       ? false
-      : (hasOpenOrder ??
-        (await tx.order.findFirst({ where: { petId, complete: false }, select: { id: true } })) !== null);
+      : (await tx.order.findFirst({ where: { petId, complete: false }, select: { id: true } })) !== null;
   const status = stockStatus(quantity, open);
   await tx.inventoryItem.update({ where: { petId }, data: { quantity, status } });
   record(inventoryChanged(petId, quantity, status));
@@ -127,10 +125,65 @@ export interface OrderInput {
   shipDate?: Date | null;
 }
 
+/** What the database function place_order answers (prisma/migrations/*_place_order_function). */
+interface PlaceOrderRow {
+  outcome: 'placed' | 'no pet' | 'no stock' | 'insufficient';
+  stock: number | null;
+  order_id: bigint | null;
+  order_created_at: Date | null;
+  pet_name: string | null;
+  pet_category_id: bigint | null;
+  previous_status: PetStatus | null;
+  entry_status: PetStatus | null;
+}
+
+/**
+ * Locks the pet and its stock, checks the stock, inserts the order and
+ * settles the stock and status, in one statement: the database function
+ * place_order, in the lock order of locks.ts. The status rule stays in
+ * stockStatus(): the function is given the two statuses this order can leave.
+ * Refusals come back as the row's outcome, with nothing written.
+ */
+async function placeOrderInDatabase(db: PrismaClient | Tx, petId: bigint, quantity: number, shipDate: Date | null) {
+  const [row] = await db.$queryRaw<[PlaceOrderRow]>`
+    SELECT * FROM place_order(${petId}::bigint, ${quantity}::integer, ${shipDate}::timestamptz,
+      ${stockStatus(1, true)}::"PetStatus", ${stockStatus(0, true)}::"PetStatus")`;
+  return row;
+}
+
+/**
+ * The order the row says was placed, and the events it records: the order,
+ * the stock it left and, when that changed it, the pet's status. Throws the
+ * domain's error for a refusal.
+ */
+function placedOrder(row: PlaceOrderRow, petId: bigint, quantity: number, shipDate: Date | null) {
+  if (row.outcome === 'no pet') throw notFound(`Pet ${petId} does not exist.`);
+  if (row.outcome === 'no stock') throw insufficientStock(`Pet ${petId} has no stock to order.`);
+  const stock = row.stock!;
+  if (row.outcome === 'insufficient') {
+    throw insufficientStock(
+      stock === 0 ? `Pet ${petId} is out of stock.` : `Pet ${petId} has ${stock} in stock; ${quantity} were ordered.`,
+    );
+  }
+  const order: Order = { id: row.order_id!, petId, quantity, shipDate, complete: false, createdAt: row.order_created_at! };
+  const status = row.entry_status!;
+  const previous = row.previous_status!;
+  const events = [orderChanged('placed', order), inventoryChanged(petId, stock - quantity, status)];
+  if (status !== previous) {
+    events.push(petStatusChanged({ id: petId, name: row.pet_name!, categoryId: row.pet_category_id!, status }, previous));
+  }
+  return { order, events };
+}
+
 /**
  * Checks and takes the stock and records the order, or refuses with
  * INSUFFICIENT_STOCK. Returns the order with the relations in `loading`, read
  * in the same transaction: the stock and status this order left.
+ *
+ * One statement (place_order) does the write. Without relations to load it is
+ * sent on its own, its own transaction: one round trip. With them, it and the
+ * read share a transaction, so the read sees exactly what this order left.
+ * Either way the events are published only once it has committed.
  */
 export async function placeOrder(
   db: PrismaClient,
@@ -139,23 +192,16 @@ export async function placeOrder(
   loading: Loading<Prisma.OrderInclude, Prisma.OrderSelect> = {},
 ) {
   const { petId, quantity, shipDate } = validate(newOrder, input);
+  const ship = shipDate ?? null;
+  if (!loadsRelation(loading, 'pet')) {
+    const placed = placedOrder(await placeOrderInDatabase(db, petId, quantity, ship), petId, quantity, ship);
+    for (const event of placed.events) events.publish(event);
+    return placed.order;
+  }
   return transactionWithEvents(db, events, async (tx, record) => {
-    const pet = await lockPet(tx, petId);
-    if (!pet) throw notFound(`Pet ${petId} does not exist.`);
-    const stock = await lockStock(tx, petId);
-    if (!stock) throw insufficientStock(`Pet ${petId} has no stock to order.`);
-    if (stock.quantity < quantity) {
-      throw insufficientStock(
-        stock.quantity === 0
-          ? `Pet ${petId} is out of stock.`
-          : `Pet ${petId} has ${stock.quantity} in stock; ${quantity} were ordered.`,
-      );
-    }
-    const order = await tx.order.create({ data: { petId, quantity, shipDate: shipDate ?? null } });
-    record(orderChanged('placed', order));
-    // The order just placed is open, so at zero stock the pet is pending.
-    await refreshStatus(tx, record, pet, stock.quantity - quantity, true);
-    return loadsRelation(loading, 'pet') ? readOrder(tx, order.id, loading) : order;
+    const placed = placedOrder(await placeOrderInDatabase(tx, petId, quantity, ship), petId, quantity, ship);
+    for (const event of placed.events) record(event);
+    return readOrder(tx, placed.order.id, loading);
   });
 }
 

@@ -82,6 +82,29 @@ describe('the request time limit', () => {
     expect((await quick.prisma.inventoryItem.findUniqueOrThrow({ where: { petId: BigInt(second.id) } })).quantity).toBe(10);
   });
 
+  it('cancels an order placed in one statement (its own transaction) while it waits: nothing is written', async () => {
+    const { pets } = await arrangePets(quick.prisma, 5);
+    const pet = pets[0]!;
+    const ordersBefore = await quick.prisma.order.count({ where: { petId: BigInt(pet.id) } });
+    const holder = new pg.Client({ connectionString: quick.databaseUrl });
+    await holder.connect();
+    await holder.query('BEGIN');
+    await holder.query('SELECT id FROM pets WHERE id = $1 FOR UPDATE', [pet.id]);
+    try {
+      // Only the order asked for: placeOrder is the one statement place_order, waiting for the pet's row.
+      const answer = await quick.graphql(`mutation { placeOrder(input: { petId: "${pet.id}", quantity: 2 }) { id } }`);
+      expect(answer.errors?.[0]?.extensions).toMatchObject({ code: 'TIMEOUT', status: 503 });
+      await expect.poll(() => waitingForLocks(holder), { timeout: 3_000 }).toBe(0);
+    } finally {
+      await holder.query('COMMIT');
+      await holder.end();
+    }
+    // Had the statement not been cancelled, it would now take the row and place the order.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await quick.prisma.order.count({ where: { petId: BigInt(pet.id) } })).toBe(ordersBefore);
+    expect((await quick.prisma.inventoryItem.findUniqueOrThrow({ where: { petId: BigInt(pet.id) } })).quantity).toBe(5);
+  });
+
   it('cancels a read still running at the limit, so its connection serves the next request', async () => {
     const { pets } = await arrangePets(quick.prisma, 3);
     const holder = new pg.Client({ connectionString: quick.databaseUrl });

@@ -96,6 +96,7 @@ describe(`the request timeout (${REQUEST_TIMEOUT_MS} ms here)`, () => {
     await release();
     expect((await rest.get('/store/orders')).status).toBe(200);
   });
+
 });
 
 describe(`the statement timeout (${STATEMENT_TIMEOUT_MS} ms here)`, () => {
@@ -127,8 +128,10 @@ describe(`the statement timeout (${STATEMENT_TIMEOUT_MS} ms here)`, () => {
     const before = await databaseState(statementLimited.prisma);
     const release = await hold(statementLimited, 'SELECT id FROM pets WHERE id = $1 FOR UPDATE', [petId]);
     const order = `mutation { placeOrder(input: { petId: "${petId}", quantity: 2 }) { quantity pet { inventory { quantity } } } }`;
+    // Only the order: one statement, its own transaction, rather than the write and the read in one.
+    const orderOnly = `mutation { placeOrder(input: { petId: "${petId}", quantity: 2 }) { quantity } }`;
     // More at once than the pool has connections: every one is cancelled and gives its connection back.
-    const answers = await Promise.all(Array.from({ length: 12 }, () => ask(statementLimited, order)));
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => ask(statementLimited, i % 2 ? order : orderOnly)));
     for (const answer of answers) {
       expectGraphQLError(answer, 'TIMEOUT', 503);
       expect(answer.body.data).toBeNull();
@@ -146,9 +149,11 @@ describe("Prisma's transaction time limit (5 s)", () => {
     const petId = petIds.get(transactionLimited)!;
     const before = await databaseState(transactionLimited.prisma);
     const release = await hold(transactionLimited, 'SELECT id FROM pets WHERE id = $1 FOR UPDATE', [petId]);
+    // With its pet asked for, placeOrder writes and reads in an interactive transaction (without, it is
+    // one statement, bounded by the statement and request time limits above).
     const pending = ask(
       transactionLimited,
-      `mutation { placeOrder(input: { petId: "${petId}", quantity: 2 }) { quantity } }`,
+      `mutation { placeOrder(input: { petId: "${petId}", quantity: 2 }) { quantity pet { id } } }`,
     );
     await new Promise((resolve) => setTimeout(resolve, 5_500));
     await release();

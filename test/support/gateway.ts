@@ -82,7 +82,15 @@ export interface GatewayTestOptions {
   queryPlans?: boolean;
   /** Serve the schema as a Federation v2 subgraph (FEDERATION); the standalone schema by default. */
   federation?: boolean;
+  /**
+   * A second gateway instance on the database of `gateway` (made earlier in the file) instead of a
+   * database of its own, as two instances behind a load balancer share one.
+   */
+  sameDatabaseAs?: TestGateway;
 }
+
+/** Each test gateway's database, for a second instance on it. */
+const databases = new WeakMap<TestGateway, TestDatabase>();
 
 export interface RequestOptions {
   /** A bearer token; by default one with every scope. `null` sends the request anonymously. */
@@ -99,7 +107,10 @@ export function useTestGateway(options: GatewayTestOptions = {}): TestGateway {
   let stop: () => Promise<void> = async () => {};
 
   beforeAll(async () => {
-    const database = await testDatabase();
+    const shared = options.sameDatabaseAs && databases.get(options.sameDatabaseAs);
+    if (options.sameDatabaseAs && !shared) throw new Error('sameDatabaseAs: that gateway has not started yet.');
+    const database = shared || (await testDatabase());
+    databases.set(gateway, database);
     const gatewayPrisma = createPrismaClient({
       url: database.gatewayUrl,
       // The embedded database gets what `npm start` gives it with no settings: one connection.
@@ -170,7 +181,8 @@ export function useTestGateway(options: GatewayTestOptions = {}): TestGateway {
       await gatewayPrisma.$disconnect();
       await prisma.$disconnect();
       await verifyPrisma?.$disconnect();
-      await database.drop();
+      // The gateway whose database it is drops it (vitest runs afterAll hooks last-registered first).
+      if (!shared) await database.drop();
     };
   });
 
