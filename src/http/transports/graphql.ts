@@ -28,13 +28,14 @@ import { answerWithCache } from '../response-cache/serve.js';
 import type { ResponseCache } from '../response-cache/store.js';
 import { mayBeCached, useResponseCache } from '../response-cache/use-response-cache.js';
 import { passOn } from '../answer.js';
+import type { DemandControl } from '../demand/control.js';
 import type { QueryPlans } from '../query-plans/plans.js';
 import { type GraphQLFetch, type plannedGraphQL } from '../query-plans/serve.js';
 import { useQueryPlans } from '../query-plans/use-query-plans.js';
 import { useRoundedIdRefusal } from '../plugins/use-rounded-id-refusal.js';
 import { useSubscriptionTokenExpiry } from '../plugins/use-subscription-token-expiry.js';
 import { type TrustedDocumentsOptions, useTrustedDocuments } from '../plugins/use-trusted-documents.js';
-import { useVariablePageCost } from '../plugins/use-variable-page-cost.js';
+import { useDemandControl } from '../plugins/use-demand-control.js';
 import { refusal } from '../refusal.js';
 import { GRAPHQL_PATH } from '../routes.js';
 import type { GatewayEnv, RequestContext } from '../types.js';
@@ -59,6 +60,8 @@ export interface GraphQLOptions {
   trustedDocuments?: TrustedDocumentsOptions;
   /** Query plans (GRAPHQL_QUERY_PLANS): yoga remembers the documents it runs for them. */
   plans?: QueryPlans;
+  /** The cost limit and budgets (src/http/demand/). */
+  demand: DemandControl;
 }
 
 export type GraphQLHandler = YogaServerInstance<RequestContext, GraphQLContext>;
@@ -126,7 +129,7 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
       // @defer and @stream, answered incrementally over multipart/mixed and SSE.
       useDeferStream(),
       useQueryLimits(settings.limits, settings.introspection),
-      useVariablePageCost(settings.limits.maxCost),
+      useDemandControl(options.demand),
       useRoundedIdRefusal(),
       useSubscriptionTokenExpiry(),
       useRequestDeadline(),
@@ -175,6 +178,7 @@ export function serveGraphQL(yoga: GraphQLFetch | ReturnType<typeof plannedGraph
       trace: c.get('trace'),
       deadline: c.get('deadline'),
       readAfter: c.get('readAfter'),
+      demand: c.get('demand'),
     };
     if (cache && (c.req.method === 'GET' || c.req.method === 'POST')) return answerWithCache(c, yoga, cache, serverContext);
     return passOn(c, await yoga.fetch(c.req.raw, serverContext));
