@@ -13,6 +13,7 @@ import {
   expectRefusal,
   type GraphQLAnswer,
   postGraphQL,
+  withoutCost,
 } from '../support/http.js';
 
 /**
@@ -62,8 +63,9 @@ async function expectOverLimit(target: TestGateway, answer: Answer<GraphQLAnswer
 
 /** A selection `depth` fields deep: pets → edges → node → category → pets → …, ending in a scalar. */
 function deepSelection(depth: number): string {
-  const path = ['pets', 'edges', 'node', 'category'];
-  const leafAfter: Record<string, string> = { pets: 'totalCount', edges: 'cursor', node: 'name', category: 'name' };
+  // Pages of 2: deep, and well within the cost limit (the default page of 20 would be 20 per level).
+  const path = ['pets(first: 2)', 'edges', 'node', 'category'];
+  const leafAfter: Record<string, string> = { 'pets(first: 2)': 'totalCount', edges: 'cursor', node: 'name', category: 'name' };
   const fields = Array.from({ length: depth - 1 }, (_, i) => path[i % path.length]!);
   const leaf = leafAfter[fields.at(-1)!]!;
   return fields.reduceRight((inner, field) => `${field} { ${inner} }`, leaf);
@@ -182,7 +184,7 @@ function postChunked(baseUrl: string, chunks: string[]): Promise<Answer<GraphQLA
         response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
         response.on('end', () => {
           const headers = new Headers(response.headers as Record<string, string>);
-          resolve({ status: response.statusCode!, headers, text, body: text ? JSON.parse(text) : undefined });
+          resolve({ status: response.statusCode!, headers, text, body: text ? withoutCost(JSON.parse(text)).body : undefined });
         });
       },
     );
@@ -248,7 +250,7 @@ describe('with limits of our own', () => {
         { p: 2, o: 3 },
       ],
     ];
-    const estimateOf = (answer: Answer<GraphQLAnswer>) => (answer.body.extensions?.cost as { estimated: number } | undefined)?.estimated;
+    const estimateOf = (answer: Answer<GraphQLAnswer>) => answer.cost?.estimated;
     for (const [written, withVariables, sizes] of cases) {
       const writtenAnswer = await ask(gateway, { query: written });
       expect(estimateOf(writtenAnswer), writtenAnswer.text).toBeGreaterThan(1);
@@ -307,7 +309,7 @@ async function postToWire(body: BodyInit, subject: string, extra: RequestInit = 
     body,
     ...extra,
   });
-  return { status: response.status, headers: response.headers, json: (await response.json()) as Record<string, unknown> };
+  return { status: response.status, headers: response.headers, json: withoutCost((await response.json()) as Record<string, unknown>).body };
 }
 
 describe(`a body limit of ${bodyBytes} bytes, on the wire`, () => {

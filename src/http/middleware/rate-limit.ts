@@ -118,6 +118,7 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
       const state = await consume(note.client);
       if ('retryAfter' in state) {
         const { retryAfter } = state;
+        c.header('Retry-After', String(retryAfter));
         for (const [name, value] of Object.entries(rateLimitHeaders([requestsPolicy(0, retryAfter), ...(await costPolicy(note))]))) c.header(name, value);
         return refusal(c, tooMany(retryAfter));
       }
