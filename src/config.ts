@@ -213,6 +213,7 @@ const environmentSchema = z.object({
   COST_BUDGET_ON_REDIS_FAILURE: z
     .enum(['local', 'allow', 'refuse'], { error: 'COST_BUDGET_ON_REDIS_FAILURE must be local, allow or refuse' })
     .default('local').meta(about('Limits', 'While Redis does not answer within `REDIS_COMMAND_TIMEOUT_MS`: `local` keeps each instance\'s own budgets, `allow` lets requests through unspent, `refuse` answers `503 UNAVAILABLE`.')),
+  COST_ESTIMATES_MAX_ENTRIES: wholeNumber('COST_ESTIMATES_MAX_ENTRIES', 0, 1_000_000).default(10_000).meta(about('GraphQL execution and caches', 'Cost estimates kept, per document, operation and the values of the variables they depend on (page sizes, `@skip`/`@include`); `0` estimates every request afresh.')),
   COST_LIST_SIZE: wholeNumber('COST_LIST_SIZE', 1, 100_000).default(20).meta(about('Limits', 'The length a list without `@listSize` is assumed to have in cost estimates.')),
   MAX_DIRECTIVES: wholeNumber('MAX_DIRECTIVES', 1, 1_000).default(50).meta(about('Limits', 'Directives in a document.')),
   MAX_BATCH: wholeNumber('MAX_BATCH', 1, 100).default(10).meta(about('Limits', 'Operations in one batch (a JSON array).')),
@@ -343,6 +344,8 @@ export interface Limits {
   costBudget: { capacity: number; refillPerSecond: number; onRedisFailure: 'local' | 'allow' | 'refuse' };
   /** The length assumed of a list without @listSize. */
   unsizedList: number;
+  /** Cost estimates kept (0: none). */
+  costEstimates: number;
   maxDirectives: number;
   maxBatch: number;
 }
@@ -616,6 +619,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         onRedisFailure: settings.COST_BUDGET_ON_REDIS_FAILURE,
       },
       unsizedList: settings.COST_LIST_SIZE,
+      costEstimates: settings.COST_ESTIMATES_MAX_ENTRIES,
       maxDirectives: settings.MAX_DIRECTIVES,
       maxBatch: settings.MAX_BATCH,
     },

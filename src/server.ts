@@ -103,7 +103,7 @@ export function createGateway(options: GatewayOptions) {
     maxCost: limits.maxCost,
     budget,
     unsizedList: limits.unsizedList,
-    bounds: settings.documentCache,
+    bounds: { maxEntries: limits.costEstimates },
     caches: metrics.caches,
   });
   const plans = settings.queryPlans

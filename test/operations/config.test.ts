@@ -163,6 +163,7 @@ describe('security settings', () => {
       maxCost: 5_000,
       costBudget: { capacity: 10_000, refillPerSecond: 100, onRedisFailure: 'local' },
       unsizedList: 20,
+      costEstimates: 10_000,
       maxDirectives: 50,
       maxBatch: 10,
     });
@@ -230,6 +231,7 @@ describe('security settings', () => {
       maxCost: 60,
       costBudget: { capacity: 10_000, refillPerSecond: 100, onRedisFailure: 'local' },
       unsizedList: 20,
+      costEstimates: 10_000,
       maxDirectives: 7,
       maxBatch: 1,
     });

@@ -1,6 +1,5 @@
 import { request as httpRequest } from 'node:http';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { parse } from 'graphql';
 import { WebSocket } from 'ws';
 import { defaultLimits } from '../../src/config.js';
 import { type TestGateway, useTestGateway } from '../support/gateway.js';

@@ -46,7 +46,7 @@ type Variables = Readonly<Record<string, unknown>>;
 export interface CostAnalysisOptions {
   /** The length of a list whose field has no `@listSize`. */
   unsizedList: number;
-  /** Bounds of the estimates kept per document, operation and variable shape. */
+  /** Bounds of the estimates kept per document, operation and variable shape (`maxEntries: 0`: none). */
   bounds: CacheBounds;
   caches?: CacheMetrics;
 }
@@ -131,7 +131,7 @@ export function createCostAnalysis(schema: GraphQLSchema, options: CostAnalysisO
   const costOf = fieldCosts(schema);
   const facts = new WeakMap<DocumentNode, DocumentFacts>();
   let documents = 0;
-  const estimates = boundedCache<string, number>('graphql_costs', options.bounds, options.caches);
+  const estimates = options.bounds.maxEntries > 0 ? boundedCache<string, number>('graphql_costs', options.bounds, options.caches) : undefined;
 
   // Every name a slicing argument has in the schema: the variables an estimate depends on are theirs.
   const slicingNames = new Set<string>();
@@ -310,10 +310,10 @@ export function createCostAnalysis(schema: GraphQLSchema, options: CostAnalysisO
       const variables = withDefaults(operation, given);
       const { id, variables: depends } = factsOf(document);
       const key = `${id}\n${operation.name?.value ?? ''}\n${JSON.stringify(depends.map((name) => variables[name] ?? null))}`;
-      const kept = estimates.get(key);
+      const kept = estimates?.get(key);
       if (kept !== undefined) return kept;
       const estimated = estimateSelection(operation.selectionSet, root, fragmentsOf(document), variables);
-      estimates.set(key, estimated);
+      estimates?.set(key, estimated);
       return estimated;
     },
     actual(document, operationName, given, data) {

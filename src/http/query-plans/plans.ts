@@ -7,7 +7,7 @@ import {
   type OperationDefinitionNode,
   visit,
 } from 'graphql';
-import type { CacheBounds, GatewaySettings } from '../../config.js';
+import type { CacheBounds } from '../../config.js';
 import type { PrismaClient } from '../../database/client.js';
 import type { Lookups } from '../../domain/lookups.js';
 import { boundedCache, type CacheMetrics } from '../../observability/caches.js';
