@@ -186,7 +186,7 @@ export function createGateway(options: GatewayOptions) {
   app.use(refuseInvalidTokens());
   app.use(readAfterPosition());
 
-  app.all(GRAPHQL_PATH, serveGraphQL(answering, responseCache));
+  app.all(GRAPHQL_PATH, serveGraphQL(answering, responseCache, budget));
   app.route('/', createRestRouter({ ...options, legacy, lookups, budget }));
 
   app.notFound((c) => {

@@ -69,10 +69,14 @@ describe("the specification's static analysis", () => {
 
 // A budget that does not refill within a test (for exact numbers), and one that refills in a second.
 const exact = useTestGateway({ limits: { maxCost: 100, costBudget: { capacity: 120, refillPerSecond: 0.001, onRedisFailure: 'local' } } });
+const cached = useTestGateway({
+  responseCache: { ttlMs: 60_000, maxEntries: 100, maxBytes: 10_000_000, keyPrefix: 'unused without Redis' },
+  limits: { maxCost: 20, costBudget: { capacity: 20, refillPerSecond: 0.001, onRedisFailure: 'local' } },
+});
 const quick = useTestGateway({ limits: { maxCost: 30, costBudget: { capacity: 30, refillPerSecond: 30, onRedisFailure: 'local' } } });
 
 beforeAll(async () => {
-  for (const { prisma } of [exact, quick]) {
+  for (const { prisma } of [exact, quick, cached]) {
     const category = await prisma.category.create({ data: { name: 'Dogs' } });
     for (const name of ['Rex', 'Fido', 'Bella']) await prisma.pet.create({ data: { name, categoryId: category.id } });
   }
@@ -199,6 +203,28 @@ describe("each client's budget", () => {
     const after = await postGraphQL(exact.baseUrl, { query: '{ pet(id: "1") { name } }' }, headers);
     // The subscription's selection: one object (1); then this lookup (1).
     expect(after.cost?.budgetLeft).toBe(120 - 1 - 1);
+  });
+});
+
+describe('answers from the response cache', () => {
+  it("spend the answer's actual cost of the asking client's budget, and are refused once it is spent", async () => {
+    const first = await postGraphQL(cached.baseUrl, { query: threePets }, await asClient('cache-filler'));
+    expect(first.cost).toEqual({ ...threePetsCost, budgetLeft: 16 });
+    const reader = await asClient('cache-reader');
+    cached.statements.length = 0;
+    const left: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const answer = await postGraphQL(cached.baseUrl, { query: threePets }, reader);
+      expect(answer.status, answer.text).toBe(200);
+      expect(answer.cost).toMatchObject(threePetsCost);
+      left.push(answer.cost!.budgetLeft!);
+    }
+    expect(left).toEqual([16, 12, 8, 4, 0]);
+    const refused = await postGraphQL(cached.baseUrl, { query: threePets }, reader);
+    expectRefusal(refused, 'THROTTLED', 429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(1_000);
+    // Every answer came from the cache.
+    expect(cached.statements).toEqual([]);
   });
 });
 

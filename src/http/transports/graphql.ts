@@ -28,6 +28,7 @@ import { answerWithCache } from '../response-cache/serve.js';
 import type { ResponseCache } from '../response-cache/store.js';
 import { mayBeCached, useResponseCache } from '../response-cache/use-response-cache.js';
 import { passOn } from '../answer.js';
+import type { CostBudget } from '../demand/budget.js';
 import type { DemandControl } from '../demand/control.js';
 import type { QueryPlans } from '../query-plans/plans.js';
 import { type GraphQLFetch, type plannedGraphQL } from '../query-plans/serve.js';
@@ -156,8 +157,11 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
   });
 }
 
-/** The hono handler of /graphql: yoga (behind its query plans when they are on), behind the response cache when it is on. */
-export function serveGraphQL(yoga: GraphQLFetch | ReturnType<typeof plannedGraphQL>, cache?: ResponseCache) {
+/**
+ * The hono handler of /graphql: yoga (behind its query plans when they are on), behind the response
+ * cache when it is on, whose answers spend `budget` as executed ones do.
+ */
+export function serveGraphQL(yoga: GraphQLFetch | ReturnType<typeof plannedGraphQL>, cache?: ResponseCache, budget?: CostBudget) {
   return async (c: Context<GatewayEnv>) => {
     if (c.req.method === 'PUT') {
       // What graphql-sse's single connection mode sends first, to reserve its stream: say so.
@@ -180,7 +184,7 @@ export function serveGraphQL(yoga: GraphQLFetch | ReturnType<typeof plannedGraph
       readAfter: c.get('readAfter'),
       demand: c.get('demand'),
     };
-    if (cache && (c.req.method === 'GET' || c.req.method === 'POST')) return answerWithCache(c, yoga, cache, serverContext);
+    if (cache && (c.req.method === 'GET' || c.req.method === 'POST')) return answerWithCache(c, yoga, cache, serverContext, budget);
     return passOn(c, await yoga.fetch(c.req.raw, serverContext));
   };
 }
