@@ -202,6 +202,8 @@ export function createCostAnalysis(schema: GraphQLSchema, options: CostAnalysisO
     variables: Variables,
     seen: Set<string> = new Set(),
   ): Generator<[FieldNode, GraphQLCompositeType]> {
+    // Each fragment once per selection, as it is executed once (a fragment bomb spreading the
+    // same fragment twice at every level stays linear), and never inside itself.
     for (const selection of selectionSet.selections) {
       if (!included(selection, variables)) continue;
       if (selection.kind === Kind.FIELD) {
@@ -212,10 +214,10 @@ export function createCostAnalysis(schema: GraphQLSchema, options: CostAnalysisO
       } else {
         const name = selection.name.value;
         const fragment = fragments.get(name);
-        // A fragment spread twice in one selection counts once, as it is executed once.
         if (!fragment || seen.has(name)) continue;
+        seen.add(name);
         const on = schema.getType(fragment.typeCondition.name.value);
-        if (on && isCompositeType(on)) yield* fieldsOf(fragment.selectionSet, on, fragments, variables, new Set([...seen, name]));
+        if (on && isCompositeType(on)) yield* fieldsOf(fragment.selectionSet, on, fragments, variables, seen);
       }
     }
   }
