@@ -48,6 +48,12 @@ export const builder = new SchemaBuilder<{
   };
   Directives: {
     stability: { locations: 'FIELD_DEFINITION'; args: { level: StabilityLevel } };
+    // The GraphQL Cost Directives (IBM's specification, as Apollo, Cosmo, Grafbase and Hive read them): src/schema/cost.ts.
+    cost: { locations: 'FIELD_DEFINITION' | 'ARGUMENT_DEFINITION' | 'OBJECT'; args: { weight: number } };
+    listSize: {
+      locations: 'FIELD_DEFINITION';
+      args: { assumedSize?: number; slicingArguments?: string[]; sizedFields?: string[]; requireOneSlicingArgument?: boolean };
+    };
   };
   DefaultFieldNullability: false;
   DefaultEdgesNullability: false;

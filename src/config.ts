@@ -84,6 +84,11 @@ const wholeNumber = (name: string, min: number, max: number) => {
     .max(max, { error: message });
 };
 
+const positiveNumber = (name: string, min: number, max: number) => {
+  const message = `${name} must be a number from ${min} to ${max}`;
+  return z.coerce.number({ error: message }).min(min, { error: message }).max(max, { error: message });
+};
+
 const httpsOrLocalUrl = (name: string) =>
   z.string().refine((value) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol), {
     error: `${name} must be an http(s) URL`,
@@ -202,7 +207,14 @@ const environmentSchema = z.object({
   MAX_DEPTH: wholeNumber('MAX_DEPTH', 1, 100).default(12).meta(about('Limits', 'Query depth; deeper is `VALIDATION_FAILED` before anything runs.')),
   MAX_ALIASES: wholeNumber('MAX_ALIASES', 1, 1_000).default(20).meta(about('Limits', 'Aliases in a document.')),
   MAX_TOKENS: wholeNumber('MAX_TOKENS', 10, 100_000).default(2_000).meta(about('Limits', 'Tokens in a document.')),
-  MAX_COST: wholeNumber('MAX_COST', 10, 10_000_000).default(50_000).meta(about('Limits', 'Query cost (graphql-armor\'s: 2 per object field, 1 per scalar, ×1.5 per level, times the page size, from variables too).')),
+  MAX_COST: wholeNumber('MAX_COST', 1, 10_000_000).default(5_000).meta(about('Limits', 'The most an operation may cost, estimated from the schema\'s `@cost` and `@listSize` before it runs (page sizes from variables too); over it, `COST_LIMIT_EXCEEDED`. See api.md, "What a request costs".')),
+  COST_BUDGET_CAPACITY: wholeNumber('COST_BUDGET_CAPACITY', 1, 100_000_000).default(10_000).meta(about('Limits', 'Each client\'s budget of cost points (a bucket that refills): an operation runs when the bucket holds its estimated cost, and spends its actual cost; when it does not, `429 THROTTLED` with `Retry-After`. At least MAX_COST.')),
+  COST_BUDGET_REFILL_PER_SECOND: positiveNumber('COST_BUDGET_REFILL_PER_SECOND', 0.001, 1_000_000).default(100).meta(about('Limits', 'Points each client\'s budget refills per second, up to its capacity.')),
+  COST_BUDGET_ON_REDIS_FAILURE: z
+    .enum(['local', 'allow', 'refuse'], { error: 'COST_BUDGET_ON_REDIS_FAILURE must be local, allow or refuse' })
+    .default('local').meta(about('Limits', 'While Redis does not answer within `REDIS_COMMAND_TIMEOUT_MS`: `local` keeps each instance\'s own budgets, `allow` lets requests through unspent, `refuse` answers `503 UNAVAILABLE`.')),
+  COST_ESTIMATES_MAX_ENTRIES: wholeNumber('COST_ESTIMATES_MAX_ENTRIES', 0, 1_000_000).default(10_000).meta(about('GraphQL execution and caches', 'Cost estimates kept, per document, operation and the values of the variables they depend on (page sizes, `@skip`/`@include`); `0` estimates every request afresh.')),
+  COST_LIST_SIZE: wholeNumber('COST_LIST_SIZE', 1, 100_000).default(20).meta(about('Limits', 'The length a list without `@listSize` is assumed to have in cost estimates.')),
   MAX_DIRECTIVES: wholeNumber('MAX_DIRECTIVES', 1, 1_000).default(50).meta(about('Limits', 'Directives in a document.')),
   MAX_BATCH: wholeNumber('MAX_BATCH', 1, 100).default(10).meta(about('Limits', 'Operations in one batch (a JSON array).')),
   INTROSPECTION: flag('INTROSPECTION').optional().meta(about('Security', 'Allow `__schema`/`__type` (but `__schema { description }`, the contract\'s version, is always answered); off also hides "Did you mean …" suggestions.', 'true (false in production)')),
@@ -326,7 +338,14 @@ export interface Limits {
   maxDepth: number;
   maxAliases: number;
   maxTokens: number;
+  /** The most an operation may cost (the schema's @cost and @listSize, src/http/demand/). */
   maxCost: number;
+  /** Each client's budget of cost points, spent by actual cost (src/http/demand/budget.ts). */
+  costBudget: { capacity: number; refillPerSecond: number; onRedisFailure: 'local' | 'allow' | 'refuse' };
+  /** The length assumed of a list without @listSize. */
+  unsizedList: number;
+  /** Cost estimates kept (0: none). */
+  costEstimates: number;
   maxDirectives: number;
   maxBatch: number;
 }
@@ -532,6 +551,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (shutdownDrainMs > 0 && shutdownDrainMs >= settings.SHUTDOWN_GRACE_MS) {
     throw new ConfigError(['SHUTDOWN_DRAIN_MS must be shorter than SHUTDOWN_GRACE_MS (the drain is part of the grace period)']);
   }
+  if (settings.COST_BUDGET_CAPACITY < settings.MAX_COST) {
+    throw new ConfigError([
+      `COST_BUDGET_CAPACITY (${settings.COST_BUDGET_CAPACITY}) must be at least MAX_COST (${settings.MAX_COST}): an operation the limit allows must fit in a full budget`,
+    ]);
+  }
   if (settings.FEDERATION && settings.TRUSTED_DOCUMENTS === 'require') {
     // A router writes the subgraph operations of each query plan itself: no manifest can list them.
     throw new ConfigError([
@@ -589,6 +613,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxAliases: settings.MAX_ALIASES,
       maxTokens: settings.MAX_TOKENS,
       maxCost: settings.MAX_COST,
+      costBudget: {
+        capacity: settings.COST_BUDGET_CAPACITY,
+        refillPerSecond: settings.COST_BUDGET_REFILL_PER_SECOND,
+        onRedisFailure: settings.COST_BUDGET_ON_REDIS_FAILURE,
+      },
+      unsizedList: settings.COST_LIST_SIZE,
+      costEstimates: settings.COST_ESTIMATES_MAX_ENTRIES,
       maxDirectives: settings.MAX_DIRECTIVES,
       maxBatch: settings.MAX_BATCH,
     },

@@ -8,6 +8,7 @@ import { Prisma } from './generated/prisma/client.js';
  */
 export const errorStatus = {
   VALIDATION_FAILED: 400,
+  COST_LIMIT_EXCEEDED: 400,
   UNAUTHENTICATED: 401,
   FORBIDDEN: 403,
   NOT_FOUND: 404,
@@ -20,6 +21,7 @@ export const errorStatus = {
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   RATE_LIMITED: 429,
+  THROTTLED: 429,
   INTERNAL: 500,
   TIMEOUT: 503,
   UNAVAILABLE: 503,
@@ -35,8 +37,10 @@ export class DomainError extends Error {
     message: string,
     /** The input field at fault, for VALIDATION_FAILED. */
     readonly field?: string,
-    /** For 503s: when to try again (the Retry-After header). */
+    /** For 503s and 429s: when to try again (the Retry-After header). */
     readonly retryAfterSeconds?: number,
+    /** More for a GraphQL client to read in the error's `extensions` (a cost refusal's numbers). */
+    readonly extensions?: Readonly<Record<string, unknown>>,
   ) {
     super(message);
     this.name = 'DomainError';
@@ -181,7 +185,7 @@ export function errorBody(error: unknown, requestId?: string): ErrorBody {
 export function toGraphQLError(error: DomainError, path?: ReadonlyArray<string | number>): GraphQLError {
   return new GraphQLError(error.message, {
     path,
-    extensions: { code: error.code, status: error.status, ...(error.field ? { field: error.field } : {}) },
+    extensions: { ...error.extensions, code: error.code, status: error.status, ...(error.field ? { field: error.field } : {}) },
   });
 }
 

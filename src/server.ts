@@ -15,6 +15,8 @@ import { limitBody } from './http/middleware/body-limit.js';
 import { closeConnectionsWhenStopping } from './http/middleware/drain.js';
 import { observeRequests } from './http/middleware/observe-requests.js';
 import { createRateLimiter, rateLimitClient } from './http/middleware/rate-limit.js';
+import { createCostBudget } from './http/demand/budget.js';
+import { createDemandControl } from './http/demand/control.js';
 import { readAfterPosition } from './http/middleware/read-after.js';
 import { limitDuration } from './http/middleware/time-limit.js';
 import { errorAnswer } from './http/refusal.js';
@@ -33,6 +35,9 @@ import type { GatewayEnv } from './http/types.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
 import type { OutageLog } from './observability/outages.js';
 import type { RedisHealth } from './observability/redis-health.js';
+
+/** Clients whose cost budget an instance keeps in process (without Redis, or while it is away); the least recently seen go first, full again. */
+const COST_BUDGETS_KEPT = 100_000;
 
 export interface GatewayOptions {
   /** What the settings say (src/config.ts); tests build them from the defaults too. */
@@ -84,15 +89,32 @@ export function createGateway(options: GatewayOptions) {
       : { mode: settings.trustedDocuments.mode, documents: settings.trustedDocuments.documents, registered: settings.persistedQueries };
   // One schema object for yoga and the plans: per-document facts are kept per schema.
   const schema = servedSchema(legacy, { federation: settings.federation });
+  const { limits } = settings;
+  const budget = createCostBudget({
+    settings: limits.costBudget,
+    redis: options.redis,
+    keyPrefix: `${limits.rateLimit.keyPrefix ?? 'petstore-rate'}:cost`,
+    logger,
+    maxClients: COST_BUDGETS_KEPT,
+    caches: metrics.caches,
+  });
+  const demand = createDemandControl({
+    schema,
+    maxCost: limits.maxCost,
+    budget,
+    unsizedList: limits.unsizedList,
+    bounds: { maxEntries: limits.costEstimates },
+    caches: metrics.caches,
+  });
   const plans = settings.queryPlans
     ? createQueryPlans({
         schema,
-        settings,
+        demand,
         bounds: settings.queryPlans,
         caches: metrics.caches,
       })
     : undefined;
-  const graphql = createGraphQLHandler({ ...options, schema, legacy, lookups, responseCache, trustedDocuments, plans });
+  const graphql = createGraphQLHandler({ ...options, schema, legacy, lookups, responseCache, trustedDocuments, plans, demand });
   const answering = plans
     ? plannedGraphQL(graphql, {
         schema,
@@ -115,6 +137,7 @@ export function createGateway(options: GatewayOptions) {
                   legacy,
                   lookups: createLookups(),
                   trustedDocuments,
+                  demand,
                 }),
                 prisma: options.verifyPlans.prisma,
                 ...(options.verifyPlans.onCheck ? { onCheck: options.verifyPlans.onCheck } : {}),
@@ -129,6 +152,7 @@ export function createGateway(options: GatewayOptions) {
     windowSeconds: settings.limits.rateLimit.windowSeconds,
     redis: options.redis,
     keyPrefix: settings.limits.rateLimit.keyPrefix,
+    budget,
   });
   const addressOf = clientAddress(settings.trustProxy);
   // /metrics on a port of its own (METRICS_PORT) is not served on the API's.
@@ -162,8 +186,8 @@ export function createGateway(options: GatewayOptions) {
   app.use(refuseInvalidTokens());
   app.use(readAfterPosition());
 
-  app.all(GRAPHQL_PATH, serveGraphQL(answering, responseCache));
-  app.route('/', createRestRouter({ ...options, legacy, lookups }));
+  app.all(GRAPHQL_PATH, serveGraphQL(answering, responseCache, budget));
+  app.route('/', createRestRouter({ ...options, legacy, lookups, budget }));
 
   app.notFound((c) => {
     c.get('trace').errorCode = 'NOT_FOUND';
@@ -184,6 +208,7 @@ export function createGateway(options: GatewayOptions) {
         logger,
         maxMessageBytes: settings.limits.bodyBytes,
         refuseOverLimit: (principal, request) => rateLimiter.refusalFor(rateLimitClient(principal, addressOf(request))),
+        clientOf: (principal, request) => rateLimitClient(principal, addressOf(request)),
         trustedDocuments,
       }),
     /** /metrics alone, for METRICS_PORT. */

@@ -27,6 +27,8 @@ export interface Variant {
   responseCache?: boolean;
   /** Sent to the gateway started as a Federation subgraph (FEDERATION=true), as a router would. */
   federation?: boolean;
+  /** Sent to the gateway that estimates every request's cost afresh (COST_ESTIMATES_MAX_ENTRIES=0). */
+  uncachedCost?: boolean;
   /** GraphQL: the document (variables come from `variables`). */
   query?: string;
   /** Per request; `fixed` asks for the arguments of the same-data check (no randomness). */
@@ -221,6 +223,28 @@ function withResponseCache(operation: Operation, id: string): Operation {
     note:
       `the gateway with RESPONSE_CACHE_TTL_MS=${benchResponseCacheTtlMs} (answers kept until a write they depend on or the TTL), ` +
       `sent the same request as ${operation.id} over and over; the PostGraphile column is the same cell as ${operation.id}`,
+  };
+}
+
+/**
+ * Row 1 to a gateway that estimates every request's cost afresh (COST_ESTIMATES_MAX_ENTRIES=0):
+ * beside row 1, whose estimate is kept per document and variable shape, what the Cost
+ * Directives' analysis costs per request.
+ */
+function withUncachedCostEstimates(operation: Operation, id: string): Operation {
+  return {
+    ...operation,
+    id,
+    title: `${operation.title}, cost estimated every request`,
+    gateway: {
+      ...operation.gateway,
+      key: `${operation.gateway.key}:uncosted`,
+      label: `${operation.gateway.label}, COST_ESTIMATES_MAX_ENTRIES=0`,
+      uncachedCost: true,
+    },
+    note:
+      `the gateway with COST_ESTIMATES_MAX_ENTRIES=0, so the static cost analysis walks the document on every request; ` +
+      `its difference to ${operation.id} is what the analysis costs per request. The PostGraphile column is the same cell as ${operation.id}`,
   };
 }
 
@@ -427,6 +451,6 @@ const petEntities: Operation = {
 };
 
 export const operations: Operation[] = baseOperations.flatMap((operation) => {
-  if (operation.id === '1') return [operation, withResponseCache(operation, '1c'), petEntities];
+  if (operation.id === '1') return [operation, withResponseCache(operation, '1c'), withUncachedCostEstimates(operation, '1d'), petEntities];
   return operation.id === '2' ? [operation, withResponseCache(operation, '2c')] : [operation];
 });

@@ -66,7 +66,9 @@ export function git(args: string[]): string {
  * The shell's environment (so a setting can be tried, e.g. MAX_COST=…), without
  * the keys the bench sets itself, plus the bench's own: its JWT key, and a rate
  * limit the load cannot reach (the limiter still runs, one client at
- * 1,000,000 requests a second), since every autocannon connection is one client.
+ * 1,000,000 requests a second), since every autocannon connection is one client,
+ * and a cost budget it cannot spend either (the budget is still taken and refilled
+ * on every request: its cost is in every row).
  */
 function gatewayEnvironment(): NodeJS.ProcessEnv {
   const env = { ...process.env };
@@ -76,6 +78,8 @@ function gatewayEnvironment(): NodeJS.ProcessEnv {
     AUTH_JWT_SECRET: jwtSecret,
     RATE_LIMIT_REQUESTS: '1000000',
     RATE_LIMIT_WINDOW_SECONDS: '1',
+    COST_BUDGET_CAPACITY: '100000000',
+    COST_BUDGET_REFILL_PER_SECOND: '1000000',
   };
 }
 
@@ -128,12 +132,17 @@ export async function startGateway(
 export type Servers = Record<'gateway' | 'postgraphile', ServerProcess> & {
   cachedGateway?: ServerProcess;
   federationGateway?: ServerProcess;
+  uncostedGateway?: ServerProcess;
 };
-const needsGateway = (kind: 'responseCache' | 'federation') => operations.some((o) => o.gateway[kind] && (!only || only.includes(o.id)));
+const needsGateway = (kind: 'responseCache' | 'federation' | 'uncachedCost') => operations.some((o) => o.gateway[kind] && (!only || only.includes(o.id)));
 export const serverFor = (servers: Servers, variant: Variant): ServerProcess => {
   if (variant.federation) {
     if (!servers.federationGateway) throw new Error(`${variant.key} needs the gateway with FEDERATION=true`);
     return servers.federationGateway;
+  }
+  if (variant.uncachedCost) {
+    if (!servers.uncostedGateway) throw new Error(`${variant.key} needs the gateway with COST_ESTIMATES_MAX_ENTRIES=0`);
+    return servers.uncostedGateway;
   }
   if (!variant.responseCache) return servers[variant.target];
   if (!servers.cachedGateway) throw new Error(`${variant.key} needs the gateway with its response cache on`);
@@ -153,6 +162,9 @@ export async function startServers(url: string, suffix: string, gatewayArgs: str
     // A subgraph of its own, so that every other row measures the standalone gateway as it is deployed.
     ...(needsGateway('federation')
       ? { federationGateway: await startGateway(url, `gateway-federation${suffix}`, gatewayArgs, { FEDERATION: 'true' }) }
+      : {}),
+    ...(needsGateway('uncachedCost')
+      ? { uncostedGateway: await startGateway(url, `gateway-uncosted${suffix}`, gatewayArgs, { COST_ESTIMATES_MAX_ENTRIES: '0' }) }
       : {}),
     postgraphile: await startPostGraphile(url, `postgraphile${suffix}`),
   };

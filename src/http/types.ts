@@ -26,6 +26,15 @@ export interface CacheNote {
   tags?: string[];
 }
 
+/**
+ * Whose cost budget a request spends (the token's subject, else the client's address), and where
+ * that budget stands once it has: what the RateLimit headers of the answer say.
+ */
+export interface DemandNote {
+  client: string;
+  budget?: { capacity: number; remaining: number; resetSeconds: number };
+}
+
 /** What the HTTP layer hands every GraphQL request (yoga's server context). */
 export interface RequestContext {
   requestId: string;
@@ -37,6 +46,8 @@ export interface RequestContext {
   readAfter?: bigint;
   /** Present when the response cache may keep this request's answer. */
   cacheNote?: CacheNote;
+  /** Present when the request spends a client's cost budget. */
+  demand?: DemandNote;
 }
 
 /** What hono's middleware leaves for the handlers behind them, and for each other. */
@@ -53,5 +64,7 @@ export type GatewayEnv = {
     deadline?: AbortSignal;
     /** The Read-After header's write position, when sent (readAfterPosition). */
     readAfter?: bigint;
+    /** The client whose cost budget the request spends, set by the rate limit. */
+    demand?: DemandNote;
   };
 };

@@ -3,6 +3,7 @@ import { builder } from '../builder.js';
 import { createCategory, deleteCategory, updateCategory } from '../domain/catalog.js';
 import { PetConnection } from './pet.js';
 import { plannedList, plannedLookup } from './plans.js';
+import { costs, PAGE, WRITE } from './cost.js';
 import { changes, int64Id, pagedById, pageSizes, sharedConnection } from './shared.js';
 
 export const Category = builder.prismaObject('Category', {
@@ -22,6 +23,7 @@ export const Category = builder.prismaObject('Category', {
       {
         description: 'The pets of this category, by id.',
         ...pagedById,
+        ...costs(PAGE),
       },
       PetConnection,
     ),
@@ -44,6 +46,7 @@ builder.queryFields((t) => ({
       cursor: 'id',
       description: 'Categories by id, 20 to a page unless asked (at most 100).',
       ...pageSizes,
+      ...costs(PAGE),
       extensions: categoryList.extensions,
       totalCount: (_parent, args, ctx) => ctx.prisma.category.count({ where: categoryList.read(args).where }),
       resolve: (query, _parent, args, ctx) => ctx.prisma.category.findMany({ ...query, ...categoryList.read(args) }),
@@ -83,6 +86,7 @@ builder.mutationFields((t) => ({
     type: Category,
     description: 'Adds a category. Its name must not be taken.',
     ...changes(() => [{ added: 'Category' }]),
+    ...costs(WRITE),
     args: { input: t.arg({ type: NewCategory, required: true, description: 'The new category.' }) },
     resolve: (_root, { input }, ctx) => createCategory(ctx.prisma, input),
   }),
@@ -91,6 +95,7 @@ builder.mutationFields((t) => ({
     type: Category,
     description: "Changes a category's name or description.",
     ...changes(({ id }) => [{ changed: 'Category', id: String(id) }]),
+    ...costs(WRITE),
     args: {
       id: t.arg.int64Id({ required: true, description: 'The id of the category.' }),
       input: t.arg({ type: CategoryChanges, required: true, description: 'The changes.' }),
@@ -102,6 +107,7 @@ builder.mutationFields((t) => ({
     type: Category,
     description: 'Removes a category; refused while any pet belongs to it. Returns the category as it was.',
     ...changes(({ id }) => [{ removed: 'Category', id: String(id) }]),
+    ...costs(WRITE),
     args: { id: t.arg.int64Id({ required: true, description: 'The id of the category.' }) },
     // The relations the operation selects are read before the row goes.
     resolve: (query, _root, { id }, ctx) => deleteCategory(ctx.prisma, id, query),

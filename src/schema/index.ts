@@ -18,6 +18,7 @@ import './inventory.js';
 import './order.js';
 import './pet.js';
 import { withContractVersion } from './contract-version.js';
+import { costDirective, listSizeDirective } from './cost.js';
 import { toSubgraphSchema, withoutFederationDirectives } from './federation.js';
 
 builder.queryType({ description: 'Reads: the catalogue, stock and orders.' });
@@ -42,7 +43,7 @@ const stabilityDirective = new GraphQLDirective({
 const buildOptions = {
   // graphql-js' own directives (@include, @skip, @deprecated…) too: a schema given a list has only those.
   // @defer and @stream, which yoga's defer-stream plugin serves, belong to the schema clients validate against.
-  directives: [...specifiedDirectives, GraphQLDeferDirective, GraphQLStreamDirective, stabilityDirective],
+  directives: [...specifiedDirectives, GraphQLDeferDirective, GraphQLStreamDirective, stabilityDirective, costDirective, listSizeDirective],
   sortSchema: true,
 };
 

@@ -4,6 +4,7 @@ import { inventorySummary, type StatusTotal, updateInventory } from '../domain/s
 import type { PetStatus as PetStatusValue } from '../generated/prisma/enums.js';
 import { PetStatus } from './pet.js';
 import { plannedList, plannedLookup } from './plans.js';
+import { costs, PAGE, WRITE } from './cost.js';
 import { changes, int64Id, pageSizes, sharedConnection, stability } from './shared.js';
 import { TOLD_BY_EVENTS } from '../domain/changes.js';
 
@@ -60,6 +61,7 @@ builder.queryFields((t) => ({
       cursor: 'petId',
       description: 'Inventory entries by pet id, 20 to a page unless asked (at most 100).',
       ...pageSizes,
+      ...costs(PAGE),
       extensions: inventoryList.extensions,
       args: {
         filter: t.arg({ type: InventoryFilter, required: false, description: 'Conditions the entries must meet.' }),
@@ -79,7 +81,8 @@ builder.queryFields((t) => ({
   }),
   inventorySummary: t.field({
     type: [InventoryStatusTotal],
-    ...stability('BETA', 'Inventory entries and stock per status (the classic petstore inventory map).'),
+    // One aggregate over every entry: a count's weight, and one row per status.
+    ...costs({ weight: 5, list: { assumedSize: 3 } }, stability('BETA', 'Inventory entries and stock per status (the classic petstore inventory map).')),
     resolve: (_root, _args, ctx) => inventorySummary(ctx.prisma),
   }),
 }));
@@ -95,7 +98,7 @@ builder.mutationFields((t) => ({
   updateInventory: t.prismaField({
     authScopes: { scope: scopes.writeInventory },
     type: InventoryItem,
-    ...stability('BETA', "Sets a pet's stock count, creating its inventory entry if it has none."),
+    ...costs(WRITE, stability('BETA', "Sets a pet's stock count, creating its inventory entry if it has none.")),
     ...changes(TOLD_BY_EVENTS),
     args: {
       petId: t.arg.int64Id({ required: true, description: 'The id of the pet.' }),

@@ -3,6 +3,7 @@ import { builder } from '../builder.js';
 import { orderFilter } from '../domain/queries.js';
 import { cancelOrder, completeOrder, placeOrder } from '../domain/stock.js';
 import { plannedList, plannedLookup } from './plans.js';
+import { costs, PAGE, WRITE } from './cost.js';
 import { changes, int64Id, pageSizes, sharedConnection } from './shared.js';
 import { TOLD_BY_EVENTS } from '../domain/changes.js';
 
@@ -57,6 +58,7 @@ builder.queryFields((t) => ({
       cursor: 'id',
       description: 'Orders by id, 20 to a page unless asked (at most 100).',
       ...pageSizes,
+      ...costs(PAGE),
       extensions: orderList.extensions,
       args: { filter: t.arg({ type: OrderFilter, required: false, description: 'Conditions the orders must meet.' }) },
       totalCount: (_parent, args, ctx) => ctx.prisma.order.count({ where: orderList.read(args).where }),
@@ -91,6 +93,7 @@ builder.mutationFields((t) => ({
     description:
       'Takes the stock and records the order, in one transaction; INSUFFICIENT_STOCK when there is not enough.',
     ...changes(TOLD_BY_EVENTS),
+    ...costs(WRITE),
     args: { input: t.arg({ type: PlaceOrderInput, required: true, description: 'The order.' }) },
     // What the operation selects is read in the order's transaction: the stock this order left.
     resolve: (query, _root, { input }, ctx) =>
@@ -101,6 +104,7 @@ builder.mutationFields((t) => ({
     type: Order,
     description: 'Marks an open order complete; its ship date becomes now unless it had one.',
     ...changes(TOLD_BY_EVENTS),
+    ...costs(WRITE),
     args: { id: t.arg.int64Id({ required: true, description: 'The id of the order.' }) },
     resolve: (query, _root, { id }, ctx) => completeOrder(ctx.prisma, ctx.events, id, query),
   }),
@@ -110,6 +114,7 @@ builder.mutationFields((t) => ({
     description:
       'Cancels an open order and returns its quantity to stock. Returns the order as it was; its pet as it is now.',
     ...changes(TOLD_BY_EVENTS),
+    ...costs(WRITE),
     args: { id: t.arg.int64Id({ required: true, description: 'The id of the order.' }) },
     // The order is deleted, so what the operation selects of it is loaded by the domain.
     resolve: (query, _root, { id }, ctx) => cancelOrder(ctx.prisma, ctx.events, id, query),

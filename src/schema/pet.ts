@@ -6,6 +6,7 @@ import type { Prisma } from '../generated/prisma/client.js';
 import { DEFAULT_LEGACY_SUNSET_DATE, LEGACY_FIELD, legacyLookupDeprecation } from '../legacy.js';
 import { OrderConnection } from './order.js';
 import { plannedList, plannedLookup } from './plans.js';
+import { costs, PAGE, WRITE } from './cost.js';
 import { changes, int64Id, pagedById, pageSizes, sharedConnection } from './shared.js';
 
 export const PetStatus = builder.enumType('PetStatus', {
@@ -43,6 +44,7 @@ export const Pet = builder.prismaObject('Pet', {
         authScopes: { scope: scopes.readOrders },
         description: 'Orders for this pet, oldest first.',
         ...pagedById,
+        ...costs(PAGE),
       },
       OrderConnection,
     ),
@@ -105,6 +107,7 @@ builder.queryFields((t) => ({
       cursor: 'id',
       description: 'Pets, 20 to a page unless asked (at most 100), by id unless ordered otherwise.',
       ...pageSizes,
+      ...costs(PAGE),
       extensions: petList.extensions,
       args: {
         filter: t.arg({ type: PetFilter, required: false, description: 'Conditions the pets must meet.' }),
@@ -177,6 +180,7 @@ builder.mutationFields((t) => ({
     authScopes: { scope: scopes.writeCatalog },
     type: Pet,
     description: 'Adds a pet to an existing category.',
+    ...costs(WRITE),
     ...changes(() => [{ added: 'Pet' }]),
     args: { input: t.arg({ type: NewPet, required: true, description: 'The new pet.' }) },
     resolve: (_root, { input }, ctx) =>
@@ -186,6 +190,7 @@ builder.mutationFields((t) => ({
     authScopes: { scope: scopes.writeCatalog },
     type: Pet,
     description: "Changes a pet's name, category or (when it has no stock entry) status.",
+    ...costs(WRITE),
     ...changes(({ id, input }) => [{ changed: 'Pet', id: String(id), fields: Object.keys(input ?? {}) }]),
     args: {
       id: t.arg.int64Id({ required: true, description: 'The id of the pet.' }),
@@ -204,6 +209,7 @@ builder.mutationFields((t) => ({
     description:
       'Removes a pet with its stock entry and finished orders; refused while it has an open order. ' +
       'Returns the pet as it was.',
+    ...costs(WRITE),
     // Its stock entry and its finished orders go with it.
     ...changes(({ id }) => [
       { removed: 'Pet', id: String(id) },

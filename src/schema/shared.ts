@@ -2,6 +2,7 @@ import type { ObjectRef, SchemaTypes } from '@pothos/core';
 import { builder, type StabilityLevel } from '../builder.js';
 import type { ChangeDeclaration } from '../domain/changes.js';
 import { checkPageSize, type PageArgs, pageSize } from '../pothos-plugins/paging.js';
+import { COUNT, costs } from './cost.js';
 import { plannedRelatedList } from './plans.js';
 
 /** Every list's page sizes: 20 unless asked, at most 100 (the arguments are checked by the paging plugin). */
@@ -75,6 +76,7 @@ export function sharedConnection<Node extends object>(node: ObjectRef<BuilderTyp
     fields: (t) => ({
       totalCount: t.int({
         description: 'How many items the whole list has (with its filter), across all pages.',
+        ...costs(COUNT),
         // Tells the Prisma plugin a request selecting only this needs no rows.
         extensions: { pothosPrismaTotalCount: true },
         resolve: (connection) => {

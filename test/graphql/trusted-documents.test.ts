@@ -94,6 +94,8 @@ describe('TRUSTED_DOCUMENTS=allow', () => {
     expect(registering.body).toEqual({ data: { pets: { totalCount: 1 } } });
     const byHash = await post(allowed.baseUrl, { extensions: { persistedQuery } });
     expect(byHash.body).toEqual({ data: { pets: { totalCount: 1 } } });
+    // A document run by its hash costs what its text does.
+    expect(byHash.cost).toMatchObject({ estimated: 6, actual: 6 });
   });
 
   it('refuses a text whose hash is not the one it claims, and registers nothing', async () => {

@@ -160,7 +160,10 @@ describe('security settings', () => {
       maxDepth: 12,
       maxAliases: 20,
       maxTokens: 2_000,
-      maxCost: 50_000,
+      maxCost: 5_000,
+      costBudget: { capacity: 10_000, refillPerSecond: 100, onRedisFailure: 'local' },
+      unsizedList: 20,
+      costEstimates: 10_000,
       maxDirectives: 50,
       maxBatch: 10,
     });
@@ -226,6 +229,9 @@ describe('security settings', () => {
       maxAliases: 4,
       maxTokens: 50,
       maxCost: 60,
+      costBudget: { capacity: 10_000, refillPerSecond: 100, onRedisFailure: 'local' },
+      unsizedList: 20,
+      costEstimates: 10_000,
       maxDirectives: 7,
       maxBatch: 1,
     });

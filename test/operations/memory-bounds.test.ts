@@ -29,17 +29,20 @@ const BOUNDS = {
   TOKEN_CACHE_MAX_ENTRIES: '5',
   PRISMA_QUERY_PLAN_CACHE_MAX_ENTRIES: '50',
   GRAPHQL_PLAN_CACHE_MAX_ENTRIES: '40',
+  COST_ESTIMATES_MAX_ENTRIES: '30',
 };
 
 beforeAll(async () => {
   const database = await migratedDatabase();
   for (let i = 0; i < 4; i++) await arrangePets(database.prisma, 3, 0, null, 2, 8);
-  gateway = await startProcess(database.url, { ...BOUNDS, TRUSTED_DOCUMENTS: 'allow', RATE_LIMIT_REQUESTS: '1000000' });
+  // Limits the churn cannot reach: the requests per minute, and a cost budget it cannot spend.
+  const unlimited = { RATE_LIMIT_REQUESTS: '1000000', COST_BUDGET_CAPACITY: '100000000', COST_BUDGET_REFILL_PER_SECOND: '1000000' };
+  gateway = await startProcess(database.url, { ...BOUNDS, TRUSTED_DOCUMENTS: 'allow', ...unlimited });
   base = gateway.baseUrl;
   const cached = await startProcess(database.url, {
     RESPONSE_CACHE_TTL_MS: '60000',
     RESPONSE_CACHE_MAX_ENTRIES: '25',
-    RATE_LIMIT_REQUESTS: '1000000',
+    ...unlimited,
   });
   cachedBase = cached.baseUrl;
 }, 60_000);
@@ -89,6 +92,10 @@ describe('per-document memory under churn', () => {
     expect(of(after, 'max_entries', 'graphql_plans')).toBe(40);
     expect(of(after, 'entries', 'graphql_plans')).toBeLessThanOrEqual(40);
     expect(of(after, 'evictions_total', 'graphql_plans', 'evict') - of(before, 'evictions_total', 'graphql_plans', 'evict')).toBeGreaterThanOrEqual(200);
+    // Cost estimates, one per document and variable shape, within theirs.
+    expect(of(after, 'max_entries', 'graphql_costs')).toBe(30);
+    expect(of(after, 'entries', 'graphql_costs')).toBeLessThanOrEqual(30);
+    expect(of(after, 'evictions_total', 'graphql_costs', 'evict') - of(before, 'evictions_total', 'graphql_costs', 'evict')).toBeGreaterThanOrEqual(200);
     // Three uses each, five needed: nothing of the churn was compiled. Every request ran once,
     // by its plan (the later uses of a plannable document) or field by field.
     expect(of(after, 'entries', 'graphql_compiled')).toBe(0);

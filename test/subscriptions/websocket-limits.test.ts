@@ -16,7 +16,6 @@ const aliases = (count: number) =>
 const overLimits: Array<[string, string]> = [
   ['MAX_ALIASES', aliases(21)],
   ['MAX_DEPTH', '{ pets { edges { node { category { pets { edges { node { name } } } } } } } }'],
-  ['MAX_COST', '{ pets(first: 100) { edges { node { name category { name } inventory { quantity } } } } }'],
   ['MAX_DIRECTIVES', '{ __typename @skip(if: false) @skip(if: false) @skip(if: false) @skip(if: false) }'],
 ];
 
@@ -38,15 +37,17 @@ describe('query limits over WebSocket', () => {
     }
   });
 
-  it('answers an operation whose page-size variables take it over MAX_COST with that error in its result', async () => {
+  // The cost is estimated once the variables are known, as the operation is about to run: its refusal is its result.
+  it.each([
+    ['written', '{ pets(first: 100) { nodes { name category { name } inventory { quantity } orders { totalCount } } } }', {}],
+    ['variables', 'query Page($n: Int) { pets(first: $n) { nodes { name category { name } inventory { quantity } orders { totalCount } } } }', { n: 100 }],
+  ])('answers an operation whose page sizes (%s) take it over MAX_COST with COST_LIMIT_EXCEEDED in its result', async (_how, query, variables) => {
     const connection = await connectWebSocket(`${gateway.baseUrl}/graphql`);
     try {
-      const refused = connection.subscribe('query Page($n: Int) { pets(first: $n) { edges { node { name } } } }', {
-        n: 100,
-      });
+      const refused = connection.subscribe(query, variables);
       const result = await refused.next();
       expect(result.data ?? null).toBeNull();
-      expect(result.errors?.[0]?.extensions).toMatchObject({ code: 'VALIDATION_FAILED', status: 400, limit: 'MAX_COST' });
+      expect(result.errors?.[0]?.extensions).toMatchObject({ code: 'COST_LIMIT_EXCEEDED', status: 400, limit: 'MAX_COST', cost: { estimated: 901, max: 500 } });
       expect(await refused.ended).toEqual({ kind: 'complete' });
       const next = connection.subscribe('{ __typename }');
       expect(await next.next()).toEqual({ data: { __typename: 'Query' } });

@@ -202,7 +202,12 @@ function testSettings(options: GatewayTestOptions): GatewaySettings {
   return {
     ...defaults,
     // Tests send many requests from one address; only rate-limit tests ask for a real limit.
-    limits: { ...defaults.limits, rateLimit: { requests: 1_000_000, windowSeconds: 60 }, ...options.limits },
+    limits: {
+      ...defaults.limits,
+      rateLimit: { requests: 1_000_000, windowSeconds: 60 },
+      costBudget: { capacity: 100_000_000, refillPerSecond: 1_000_000, onRedisFailure: 'local' },
+      ...options.limits,
+    },
     introspection: options.introspection ?? true,
     corsOrigins: options.corsOrigins ?? [],
     graphiql: options.graphiql ?? true,

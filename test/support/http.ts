@@ -12,8 +12,26 @@ export interface Answer<B = Record<string, unknown>> {
   status: number;
   headers: Headers;
   text: string;
-  /** The body parsed as JSON, when it is JSON. */
+  /** The body parsed as JSON, when it is JSON; a GraphQL answer's `extensions.cost` is in `cost`. */
   body: B;
+  /** A GraphQL answer's `extensions.cost` (docs/api.md, "What a request costs"). */
+  cost?: { estimated: number; actual: number; budgetLeft?: number };
+}
+
+/**
+ * A GraphQL answer as the tests of what it holds compare it: `extensions.cost`, which every
+ * executed answer carries, is checked for its shape and taken out (returned beside it), so an
+ * answer equals its data and errors. test/security/demand-control.test.ts checks its numbers.
+ */
+export function withoutCost<B>(body: B): { body: B; cost?: Answer['cost'] } {
+  const extensions = (body as { extensions?: Record<string, unknown> } | undefined)?.extensions;
+  if (!extensions || typeof extensions !== 'object' || !('cost' in extensions)) return { body };
+  const { cost, ...others } = extensions;
+  expect(cost).toMatchObject({ estimated: expect.any(Number), actual: expect.any(Number) });
+  const rest = { ...(body as object) } as { extensions?: Record<string, unknown> };
+  if (Object.keys(others).length > 0) rest.extensions = others;
+  else delete rest.extensions;
+  return { body: rest as B, cost: cost as Answer['cost'] };
 }
 
 export async function send<B = Record<string, unknown>>(
@@ -24,8 +42,9 @@ export async function send<B = Record<string, unknown>>(
   const response = await fetch(`${baseUrl}${path}`, init);
   const text = await response.text();
   const contentType = response.headers.get('content-type') ?? '';
-  const body = (/json/.test(contentType) && text !== '' ? JSON.parse(text) : undefined) as B;
-  return { status: response.status, headers: response.headers, text, body };
+  const parsed = (/json/.test(contentType) && text !== '' ? JSON.parse(text) : undefined) as B;
+  const { body, cost } = Array.isArray(parsed) ? { body: parsed.map((item) => withoutCost(item).body) as B, cost: undefined } : withoutCost(parsed);
+  return { status: response.status, headers: response.headers, text, body, ...(cost ? { cost } : {}) };
 }
 
 /** POST /graphql with a JSON body; `headers` decide authorization and accept. */

@@ -1,4 +1,5 @@
 import { createClient } from 'graphql-ws';
+import { withoutCost } from './http.js';
 import WebSocket from 'ws';
 
 /**
@@ -40,7 +41,9 @@ function resultQueue<T>() {
   let ending: Ending | undefined;
   const endWaiters: Array<(ending: Ending) => void> = [];
   return {
-    push(result: ExecutionResult<T>) {
+    push(given: ExecutionResult<T>) {
+      // As over HTTP (withoutCost): the cost of a query's answer is checked, and taken out.
+      const result = withoutCost(given).body;
       const waiter = waiters.shift();
       if (waiter) waiter(result);
       else results.push(result);

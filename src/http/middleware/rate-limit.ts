@@ -1,10 +1,12 @@
 import type { MiddlewareHandler } from 'hono';
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { serializeList } from 'structured-headers';
 import type { Principal } from '../../auth/scopes.js';
 import { DomainError } from '../../errors.js';
 import { refusal } from '../refusal.js';
-import type { GatewayEnv } from '../types.js';
+import type { CostBudget } from '../demand/budget.js';
+import type { DemandNote, GatewayEnv } from '../types.js';
 
 export interface RateLimitOptions {
   /** Requests a client may make per window. */
@@ -14,6 +16,32 @@ export interface RateLimitOptions {
   redis?: Redis;
   /** Before every counter's key in Redis (RATE_LIMIT_KEY_PREFIX). */
   keyPrefix?: string;
+  /** Each client's cost budget (src/http/demand/budget.ts), told in the same headers. */
+  budget?: CostBudget;
+}
+
+/** Where one policy stands for this client: its quota and window, what is left and when it is whole again. */
+interface PolicyState {
+  name: 'requests' | 'cost';
+  quota: number;
+  windowSeconds: number;
+  remaining: number;
+  resetSeconds: number;
+}
+
+/**
+ * The IETF RateLimit header fields (draft-ietf-httpapi-ratelimit-headers), one named policy per
+ * limit: `requests` (the request count per window) and `cost` (the budget of cost points, whose
+ * window is the time it takes to refill from empty).
+ *
+ *     RateLimit-Policy: "requests";q=600;w=60, "cost";q=1000;w=20
+ *     RateLimit: "requests";r=599;t=60, "cost";r=974;t=1
+ */
+export function rateLimitHeaders(policies: PolicyState[]) {
+  return {
+    'RateLimit-Policy': serializeList(policies.map((policy) => [policy.name, new Map([['q', policy.quota], ['w', policy.windowSeconds]])])),
+    RateLimit: serializeList(policies.map((policy) => [policy.name, new Map([['r', Math.max(0, policy.remaining)], ['t', Math.max(0, policy.resetSeconds)]])])),
+  };
 }
 
 /** Who is counted: the token's subject, else the client's address. */
@@ -50,7 +78,6 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
         insuranceLimiter: new RateLimiterMemory({ points: options.points, duration: options.windowSeconds }),
       })
     : new RateLimiterMemory({ points: options.points, duration: options.windowSeconds });
-  const policy = `${options.points};w=${options.windowSeconds}`;
 
   /** The counter's state after this request, or the seconds to wait when over the limit. */
   const consume = async (client: string): Promise<RateLimiterRes | { retryAfter: number }> => {
@@ -62,25 +89,45 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
     }
   };
 
+  const budget = options.budget;
+  const costPolicy = async (note: DemandNote): Promise<PolicyState[]> => {
+    if (!budget) return [];
+    let state = note.budget;
+    if (!state) {
+      try {
+        state = await budget.peek(note.client);
+      } catch {
+        return [];
+      }
+    }
+    const { capacity, refillPerSecond } = budget.settings;
+    return [{ name: 'cost', quota: capacity, windowSeconds: Math.ceil(capacity / refillPerSecond), remaining: state.remaining, resetSeconds: state.resetSeconds }];
+  };
+  const requestsPolicy = (remaining: number, resetSeconds: number): PolicyState => ({
+    name: 'requests',
+    quota: options.points,
+    windowSeconds: options.windowSeconds,
+    remaining,
+    resetSeconds,
+  });
+
   return {
     middleware: (clientOf) => async (c, next) => {
-      const state = await consume(clientOf(c));
+      const note: DemandNote = { client: clientOf(c) };
+      c.set('demand', note);
+      const state = await consume(note.client);
       if ('retryAfter' in state) {
         const { retryAfter } = state;
         c.header('Retry-After', String(retryAfter));
-        c.header('RateLimit-Policy', policy);
-        c.header('RateLimit', `limit=${options.points}, remaining=0, reset=${retryAfter}`);
+        for (const [name, value] of Object.entries(rateLimitHeaders([requestsPolicy(0, retryAfter), ...(await costPolicy(note))]))) c.header(name, value);
         return refusal(c, tooMany(retryAfter));
       }
       await next();
       // Set on the final response itself: c.header() after the handler would copy the whole
       // response first (hono re-creates a finalized Response to make its headers writable).
       const headers = c.res.headers;
-      headers.set('RateLimit-Policy', policy);
-      headers.set(
-        'RateLimit',
-        `limit=${options.points}, remaining=${state.remainingPoints}, reset=${Math.ceil(state.msBeforeNext / 1000)}`,
-      );
+      const policies = [requestsPolicy(state.remainingPoints, Math.ceil(state.msBeforeNext / 1000)), ...(await costPolicy(note))];
+      for (const [name, value] of Object.entries(rateLimitHeaders(policies))) headers.set(name, value);
     },
     async refusalFor(client) {
       const state = await consume(client);

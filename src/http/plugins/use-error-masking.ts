@@ -129,6 +129,7 @@ export function useErrorMasking({
       message = known.message;
       extensions.code = known.code;
       if (known.field) extensions.field = known.field;
+      if (known.extensions) Object.assign(extensions, known.extensions);
       if (known.code === 'UNAVAILABLE' && isDatabaseUnavailable(original)) databaseOutage?.failed(original);
       if (known.retryAfterSeconds !== undefined) {
         extensions.status = known.status;

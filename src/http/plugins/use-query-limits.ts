@@ -4,7 +4,7 @@ import type { Plugin } from 'graphql-yoga';
 import type { Limits } from '../../config.js';
 
 /**
- * Query limits (graphql-armor), checked while the document is validated, so a
+ * Query limits (graphql-armor: depth, aliases, tokens, directives), checked while the document is validated, so a
  * document over a limit is refused before any resolver runs. With
  * introspection off, `__type` and `__schema` (but for its description) are
  * refused and field suggestions ("did you mean …") are hidden.
@@ -18,7 +18,8 @@ export function useQueryLimits(limits: Limits, introspection: boolean): Plugin {
           maxAliases: { n: limits.maxAliases, allowList: [] },
           maxTokens: { n: limits.maxTokens },
           maxDirectives: { n: limits.maxDirectives },
-          costLimit: { maxCost: limits.maxCost, ignoreIntrospection: true },
+          // Cost is the GraphQL Cost Directives' (useDemandControl), which reads the variables too.
+          costLimit: { enabled: false },
           blockFieldSuggestion: { enabled: !introspection },
         }),
       );

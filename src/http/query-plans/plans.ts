@@ -7,12 +7,14 @@ import {
   type OperationDefinitionNode,
   visit,
 } from 'graphql';
-import type { CacheBounds, GatewaySettings } from '../../config.js';
+import type { CacheBounds } from '../../config.js';
 import type { PrismaClient } from '../../database/client.js';
 import type { Lookups } from '../../domain/lookups.js';
 import { boundedCache, type CacheMetrics } from '../../observability/caches.js';
 import { findRoundedId } from '../plugins/use-rounded-id-refusal.js';
-import { hasVariablePageSize, operationCost } from '../plugins/use-variable-page-cost.js';
+import type { CostExtension, DemandControl } from '../demand/control.js';
+import type { DemandNote } from '../types.js';
+import { DomainError } from '../../errors.js';
 import { compilePlan, NoPlan, type Plan } from './compile.js';
 import { executePlan } from './execute.js';
 
@@ -30,7 +32,9 @@ export interface QueryPlans {
    * The answer's data for a request by its plan, or undefined when it has none or cannot answer
    * this request exactly (the request then runs field by field, which answers it as it should).
    */
-  run(request: PlanInputs): Promise<{ data: Record<string, unknown>; document: DocumentNode; operationName: string | undefined } | undefined>;
+  run(
+    request: PlanInputs,
+  ): Promise<{ data: Record<string, unknown>; document: DocumentNode; operationName: string | undefined; cost: CostExtension } | undefined>;
 }
 
 export interface PlanInputs {
@@ -40,6 +44,8 @@ export interface PlanInputs {
   scopes: ReadonlySet<string>;
   prisma: PrismaClient;
   lookups: Lookups;
+  /** Whose budget the request spends; none (the tests' verification) spends nothing. */
+  demand?: DemandNote;
 }
 
 interface Remembered {
@@ -48,7 +54,6 @@ interface Remembered {
   /** The variables `@include`/`@skip` read: a plan per set of their values. */
   conditions: string[];
   plans: Map<string, Plan | NoPlan>;
-  variablePageSize: boolean;
 }
 
 /** A plan is a few kilobytes of closures; the document text stands for its size. */
@@ -56,13 +61,14 @@ const BYTES_PER_CHARACTER = 40;
 
 export function createQueryPlans(options: {
   schema: GraphQLSchema;
-  settings: Pick<GatewaySettings, 'limits'>;
+  /** The cost limit and budgets, as yoga's plugin applies them. */
+  demand: DemandControl;
   bounds: CacheBounds;
   caches?: CacheMetrics;
   /** Counts each request a plan answered, and each it could not. */
   count?: (outcome: 'planned' | 'unplanned') => void;
 }): QueryPlans {
-  const { schema, settings } = options;
+  const { schema, demand } = options;
   const remembered = boundedCache<string, Remembered>('graphql_plans', options.bounds, options.caches, {
     sizeOf: (_entry, key) => key.length * BYTES_PER_CHARACTER,
   });
@@ -85,10 +91,10 @@ export function createQueryPlans(options: {
           for (const argument of node.arguments ?? []) if (argument.value.kind === Kind.VARIABLE) conditions.add(argument.value.name.value);
         },
       });
-      remembered.set(key, { document, operation, conditions: [...conditions], plans: new Map(), variablePageSize: hasVariablePageSize(document) });
+      remembered.set(key, { document, operation, conditions: [...conditions], plans: new Map() });
     },
 
-    async run({ text, operationName, variables, scopes, prisma, lookups }) {
+    async run({ text, operationName, variables, scopes, prisma, lookups, demand: note }) {
       const entry = remembered.get(keyOf(text, operationName));
       if (!entry) return undefined;
       const { document, operation } = entry;
@@ -96,7 +102,6 @@ export function createQueryPlans(options: {
       const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables);
       if (coerced.errors) return unplanned();
       if (findRoundedId(schema, document, operationName, variables)) return unplanned();
-      if (entry.variablePageSize && operationCost(document, operationName, variables) > settings.limits.maxCost) return unplanned();
       const conditionKey = JSON.stringify(entry.conditions.map((name) => coerced.coerced[name]));
       let plan = entry.plans.get(conditionKey);
       if (!plan) {
@@ -110,15 +115,27 @@ export function createQueryPlans(options: {
       }
       if (plan instanceof NoPlan) return undefined;
       for (const scope of plan.scopes) if (!scopes.has(scope)) return unplanned();
+      // The estimate over MAX_COST, a bad slicing argument, a budget that does not hold it: yoga's
+      // plugin refuses it again, in its documented shape (a refused reservation spent nothing).
+      let admission;
       try {
-        const data = await executePlan(plan, { prisma, lookups, variables: coerced.coerced });
-        options.count?.('planned');
-        return { data, document, operationName: operation.name?.value };
+        admission = await demand.admit(note, demand.estimate(document, operationName, coerced.coerced));
+      } catch (error) {
+        if (error instanceof DomainError) return unplanned();
+        throw error;
+      }
+      let data;
+      try {
+        data = await executePlan(plan, { prisma, lookups, variables: coerced.coerced });
       } catch {
         // A bad argument, an error of the database, a null where none may be: the field-by-field
-        // run answers it, with the error in its documented shape.
+        // run answers it, with the error in its documented shape, and reserves again.
+        await demand.settle(admission, 0);
         return unplanned();
       }
+      options.count?.('planned');
+      const cost = await demand.settle(admission, demand.analysis.actual(document, operationName, coerced.coerced, data));
+      return { data, document, operationName: operation.name?.value, cost };
     },
   };
 }

@@ -76,6 +76,7 @@ export function plannedGraphQL(yoga: GraphQLFetch, options: PlannedOptions) {
           scopes: context.principal.scopes,
           prisma,
           lookups: options.lookups,
+          demand: context.demand,
         });
         if (planned) {
           options.countExecution?.('plan');
@@ -85,7 +86,12 @@ export function plannedGraphQL(yoga: GraphQLFetch, options: PlannedOptions) {
             context.cacheNote.query = true;
             context.cacheNote.tags = [...answerTags(options.schema, planned.document, plain.operationName, plain.variables, planned.data)];
           }
-          const answer: WholeAnswer = { kind: 'whole', status: 200, contentType: plain.contentType, text: JSON.stringify({ data: planned.data }) };
+          const answer: WholeAnswer = {
+            kind: 'whole',
+            status: 200,
+            contentType: plain.contentType,
+            text: JSON.stringify({ data: planned.data, extensions: { cost: planned.cost } }),
+          };
           if (options.verify) await verify(options.verify, request, body, context, plain, answer);
           return answer;
         }
@@ -108,7 +114,7 @@ export function plannedGraphQL(yoga: GraphQLFetch, options: PlannedOptions) {
       });
       if (planned) {
         const contentType = response.headers.get('content-type') ?? '';
-        compare(options.verify, plain, { status: 200, contentType: plain.contentType, text: JSON.stringify({ data: planned.data }) }, {
+        compare(options.verify, plain, { status: 200, contentType: plain.contentType, text: JSON.stringify({ data: planned.data, extensions: { cost: planned.cost } }) }, {
           status: response.status,
           contentType,
           text,
@@ -130,9 +136,16 @@ function compare(
   // A time limit or an outage answers for the moment, not for the document: nothing to compare.
   if (MOMENTARY.test(fieldByField.text) || MOMENTARY.test(planned.text)) return;
   verification.onCheck?.();
+  // The budget left differs by design (the two runs are one request, spent once); the estimate and
+  // the actual cost of the two answers must be the same.
+  const withoutBudget = (text: string) => {
+    const answer = JSON.parse(text) as { extensions?: { cost?: { budgetLeft?: number } } };
+    delete answer.extensions?.cost?.budgetLeft;
+    return JSON.stringify(answer);
+  };
   const same = (a: string, b: string) => {
     try {
-      return JSON.stringify(JSON.parse(a)) === JSON.stringify(JSON.parse(b));
+      return withoutBudget(a) === withoutBudget(b);
     } catch {
       return a === b;
     }
@@ -149,7 +162,7 @@ function compare(
 
 async function verify(verification: PlanVerification, request: Request, body: string, context: RequestContext, plain: PlainRequest, planned: WholeAnswer) {
   const copy = request.method === 'POST' ? new Request(request.url, { method: 'POST', headers: request.headers, body }) : new Request(request.url, { headers: request.headers });
-  const response = await verification.fieldByField.fetch(copy, { ...context, cacheNote: undefined, trace: undefined });
+  const response = await verification.fieldByField.fetch(copy, { ...context, cacheNote: undefined, trace: undefined, demand: undefined });
   compare(verification, plain, planned, { status: response.status, contentType: response.headers.get('content-type') ?? '', text: await response.text() });
 }
 

@@ -1,6 +1,8 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { isPlanned, isWholeAnswer, passOn, type WholeAnswer, wholeAnswer } from '../answer.js';
+import { type CostBudget, throttled } from '../demand/budget.js';
+import { refusal } from '../refusal.js';
 import type { CacheNote, GatewayEnv, RequestContext } from '../types.js';
 import type { Lookup, ResponseCache } from './store.js';
 
@@ -15,7 +17,13 @@ interface GraphQL {
  * otherwise GraphQL answers it, and what the plugin noted as one to keep is kept. A batch (a
  * JSON array) is never kept: its parts would share one note.
  */
-export async function answerWithCache(c: Context<GatewayEnv>, yoga: GraphQL, cache: ResponseCache, serverContext: RequestContext) {
+export async function answerWithCache(
+  c: Context<GatewayEnv>,
+  yoga: GraphQL,
+  cache: ResponseCache,
+  serverContext: RequestContext,
+  budget?: CostBudget,
+) {
   const body = c.req.method === 'POST' ? await c.req.text() : '';
   // The body is read: GraphQL gets a request of its own that carries it.
   const forward = () => (c.req.method === 'POST' ? new Request(c.req.url, { method: 'POST', headers: c.req.raw.headers, body }) : c.req.raw);
@@ -32,7 +40,9 @@ export async function answerWithCache(c: Context<GatewayEnv>, yoga: GraphQL, cac
   const lookup = await cache.lookup(key);
   if (lookup.kind === 'hit') {
     if (serverContext.trace) serverContext.trace.operation = lookup.answer.operation;
-    return c.body(lookup.answer.body, lookup.answer.status as ContentfulStatusCode, { 'content-type': lookup.answer.contentType });
+    const spent = budget && serverContext.demand ? await spendKept(lookup.answer.body, budget, serverContext.demand) : lookup.answer.body;
+    if (typeof spent !== 'string') return refusal(c, spent);
+    return c.body(spent, lookup.answer.status as ContentfulStatusCode, { 'content-type': lookup.answer.contentType });
   }
   const note: CacheNote = {};
   let kept: Parameters<Extract<Lookup, { kind: 'miss' }>['finish']>[0];
@@ -55,4 +65,19 @@ export async function answerWithCache(c: Context<GatewayEnv>, yoga: GraphQL, cac
     // Always: requests waiting for this one's answer go on, with it or without.
     if (lookup.kind === 'miss') lookup.finish(kept, note.query === true);
   }
+}
+
+/**
+ * A kept answer is paid for as the answer it is: its actual cost is taken of this client's budget
+ * (THROTTLED when the budget does not hold it), and its `extensions.cost` says this client's budget left.
+ */
+async function spendKept(body: string, budget: CostBudget, demand: NonNullable<RequestContext['demand']>) {
+  const answer = JSON.parse(body) as { extensions?: { cost?: { estimated: number; actual: number; budgetLeft?: number } } };
+  const cost = answer.extensions?.cost;
+  if (!cost) return body;
+  const taken = await budget.take(demand.client, cost.actual);
+  demand.budget = taken;
+  if (!taken.taken) return throttled(taken, cost.actual, budget.settings);
+  cost.budgetLeft = taken.remaining;
+  return JSON.stringify(answer);
 }

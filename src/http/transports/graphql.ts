@@ -28,13 +28,15 @@ import { answerWithCache } from '../response-cache/serve.js';
 import type { ResponseCache } from '../response-cache/store.js';
 import { mayBeCached, useResponseCache } from '../response-cache/use-response-cache.js';
 import { passOn } from '../answer.js';
+import type { CostBudget } from '../demand/budget.js';
+import type { DemandControl } from '../demand/control.js';
 import type { QueryPlans } from '../query-plans/plans.js';
 import { type GraphQLFetch, type plannedGraphQL } from '../query-plans/serve.js';
 import { useQueryPlans } from '../query-plans/use-query-plans.js';
 import { useRoundedIdRefusal } from '../plugins/use-rounded-id-refusal.js';
 import { useSubscriptionTokenExpiry } from '../plugins/use-subscription-token-expiry.js';
 import { type TrustedDocumentsOptions, useTrustedDocuments } from '../plugins/use-trusted-documents.js';
-import { useVariablePageCost } from '../plugins/use-variable-page-cost.js';
+import { useDemandControl } from '../plugins/use-demand-control.js';
 import { refusal } from '../refusal.js';
 import { GRAPHQL_PATH } from '../routes.js';
 import type { GatewayEnv, RequestContext } from '../types.js';
@@ -59,6 +61,8 @@ export interface GraphQLOptions {
   trustedDocuments?: TrustedDocumentsOptions;
   /** Query plans (GRAPHQL_QUERY_PLANS): yoga remembers the documents it runs for them. */
   plans?: QueryPlans;
+  /** The cost limit and budgets (src/http/demand/). */
+  demand: DemandControl;
 }
 
 export type GraphQLHandler = YogaServerInstance<RequestContext, GraphQLContext>;
@@ -126,7 +130,7 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
       // @defer and @stream, answered incrementally over multipart/mixed and SSE.
       useDeferStream(),
       useQueryLimits(settings.limits, settings.introspection),
-      useVariablePageCost(settings.limits.maxCost),
+      useDemandControl(options.demand),
       useRoundedIdRefusal(),
       useSubscriptionTokenExpiry(),
       useRequestDeadline(),
@@ -153,8 +157,11 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
   });
 }
 
-/** The hono handler of /graphql: yoga (behind its query plans when they are on), behind the response cache when it is on. */
-export function serveGraphQL(yoga: GraphQLFetch | ReturnType<typeof plannedGraphQL>, cache?: ResponseCache) {
+/**
+ * The hono handler of /graphql: yoga (behind its query plans when they are on), behind the response
+ * cache when it is on, whose answers spend `budget` as executed ones do.
+ */
+export function serveGraphQL(yoga: GraphQLFetch | ReturnType<typeof plannedGraphQL>, cache?: ResponseCache, budget?: CostBudget) {
   return async (c: Context<GatewayEnv>) => {
     if (c.req.method === 'PUT') {
       // What graphql-sse's single connection mode sends first, to reserve its stream: say so.
@@ -175,8 +182,9 @@ export function serveGraphQL(yoga: GraphQLFetch | ReturnType<typeof plannedGraph
       trace: c.get('trace'),
       deadline: c.get('deadline'),
       readAfter: c.get('readAfter'),
+      demand: c.get('demand'),
     };
-    if (cache && (c.req.method === 'GET' || c.req.method === 'POST')) return answerWithCache(c, yoga, cache, serverContext);
+    if (cache && (c.req.method === 'GET' || c.req.method === 'POST')) return answerWithCache(c, yoga, cache, serverContext, budget);
     return passOn(c, await yoga.fetch(c.req.raw, serverContext));
   };
 }

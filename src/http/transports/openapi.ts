@@ -83,7 +83,7 @@ const guardResponses = (errorResponse: ErrorResponse) => ({
   },
   '413': errorResponse(['PAYLOAD_TOO_LARGE'], 'A request body over the size limit; these routes take none'),
   '429': {
-    ...errorResponse(['RATE_LIMITED'], 'Too many requests from this client'),
+    ...errorResponse(['RATE_LIMITED', 'THROTTLED'], 'Too many requests from this client (RATE_LIMITED), or its cost budget does not hold this route\'s cost (THROTTLED)'),
     headers: {
       ...requestIdHeader,
       'Retry-After': ref('headers', 'Retry-After'),
@@ -433,14 +433,16 @@ export function openApiDocument(legacy: LegacyPolicy, version: string = release.
           schema: { type: 'string', pattern: '^[0-9]+$' },
         },
         RateLimit: {
-          description: 'The IETF RateLimit header: the limit, what remains of it, and seconds until the window resets.',
+          description:
+            'The IETF RateLimit header (draft-ietf-httpapi-ratelimit-headers), per policy: `r` what remains, `t` seconds until it is whole again.',
           required: true,
-          schema: { type: 'string', pattern: '^limit=[0-9]+, remaining=[0-9]+, reset=[0-9]+$' },
+          schema: { type: 'string', pattern: '^"requests";r=[0-9]+;t=[0-9]+(, "cost";r=[0-9]+;t=[0-9]+)?$' },
         },
         'RateLimit-Policy': {
-          description: 'The IETF RateLimit-Policy header: requests per window of w seconds.',
+          description:
+            'The IETF RateLimit-Policy header: `requests` per window of `w` seconds, and the `cost` budget of `q` points, refilled from empty in `w` seconds.',
           required: true,
-          schema: { type: 'string', pattern: '^[0-9]+;w=[0-9]+$' },
+          schema: { type: 'string', pattern: '^"requests";q=[0-9]+;w=[0-9]+(, "cost";q=[0-9]+;w=[0-9]+)?$' },
         },
         Allow: {
           description: 'The methods the path answers.',

@@ -12,7 +12,8 @@ import { LEGACY_ROUTE, type LegacyPolicy } from '../../legacy.js';
 import type { Logger } from '../../logger.js';
 import type { Metrics } from '../../observability/metrics.js';
 import type { OutageLog } from '../../observability/outages.js';
-import { errorAnswer } from '../refusal.js';
+import { type CostBudget, throttled } from '../demand/budget.js';
+import { errorAnswer, refusal } from '../refusal.js';
 import { OPENAPI_PATH } from '../routes.js';
 import type { GatewayEnv } from '../types.js';
 import { openApiDocument } from './openapi.js';
@@ -33,9 +34,17 @@ export interface RestOptions {
   metrics: Metrics;
   legacy: LegacyPolicy;
   databaseOutage?: Pick<OutageLog, 'failed'>;
+  /** Each client's cost budget, which GraphQL spends too. */
+  budget?: CostBudget;
 }
 
 type RestEnv = GatewayEnv;
+
+/**
+ * What each route costs of the client's budget, as its GraphQL counterpart would: a pet by id is
+ * one object (`pet(id:)`), a page of orders the default page of 20 (`orders { nodes }`).
+ */
+export const ROUTE_COSTS = { pet: 1, orders: 20 } as const;
 
 const ALLOWED_METHODS = 'GET, HEAD';
 
@@ -55,8 +64,20 @@ export function createRestRouter(options: RestOptions) {
     await next();
   };
 
+  // The route's declared cost, taken before it runs; THROTTLED (429, Retry-After) when the budget does not hold it.
+  const costs =
+    (points: number): MiddlewareHandler<RestEnv> =>
+    async (c, next) => {
+      const note = c.get('demand');
+      if (!options.budget || !note) return next();
+      const taken = await options.budget.take(note.client, points);
+      note.budget = taken;
+      if (!taken.taken) return refusal(c, throttled(taken, points, options.budget.settings));
+      return next();
+    };
+
   router.use('/pets/:petId', legacyNotice);
-  router.get('/pets/:petId', requireJson, async (c) => {
+  router.get('/pets/:petId', requireJson, costs(ROUTE_COSTS.pet), async (c) => {
     legacy.refuseWhenRetired(LEGACY_ROUTE, {
       client: metricsClient(c.get('principal')),
       requestId: c.get('requestId'),
@@ -66,7 +87,7 @@ export function createRestRouter(options: RestOptions) {
   });
   router.all('/pets/:petId', methodNotAllowed);
 
-  router.get('/store/orders', requireJson, async (c) => {
+  router.get('/store/orders', requireJson, costs(ROUTE_COSTS.orders), async (c) => {
     requireScope(c.get('principal'), scopes.readOrders);
     const complete = parseBoolean('complete', singleQueryValue(c, 'complete'));
     const petIdText = singleQueryValue(c, 'petId');

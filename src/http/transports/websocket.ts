@@ -26,6 +26,8 @@ export interface WebSocketOptions {
   maxMessageBytes?: number;
   /** Counts each operation against the caller's rate limit: the RATE_LIMITED error when over it. */
   refuseOverLimit?: (principal: Principal, upgrade: IncomingMessage) => Promise<DomainError | undefined>;
+  /** Whose cost budget an operation spends: the token's subject, else the client's address. */
+  clientOf?: (principal: Principal, upgrade: IncomingMessage) => string;
   /** Which documents are run (TRUSTED_DOCUMENTS); any when absent. */
   trustedDocuments?: TrustedDocumentsSettings;
 }
@@ -41,7 +43,7 @@ export interface WebSocketOptions {
 export function serveGraphQLOverWebSocket(
   server: Server,
   yoga: GraphQLHandler,
-  { verifyToken, logger, maxMessageBytes, refuseOverLimit, trustedDocuments }: WebSocketOptions,
+  { verifyToken, logger, maxMessageBytes, refuseOverLimit, clientOf, trustedDocuments }: WebSocketOptions,
 ) {
   const sockets = new WebSocketServer({ server, path: yoga.graphqlEndpoint, maxPayload: maxMessageBytes });
   // The connections open now, so close() can tell when their operations have completed.
@@ -96,6 +98,7 @@ export function serveGraphQLOverWebSocket(
       params,
       requestId: crypto.randomUUID(),
       principal,
+      ...(clientOf ? { demand: { client: clientOf(principal, ctx.extra.request) } } : {}),
     });
     let document: ReturnType<typeof parse>;
     try {

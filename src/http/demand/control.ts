@@ -1,0 +1,82 @@
+import type { DocumentNode, GraphQLSchema } from 'graphql';
+import type { CacheBounds } from '../../config.js';
+import type { CacheMetrics } from '../../observability/caches.js';
+import type { DemandNote } from '../types.js';
+import { type CostAnalysis, costLimitExceeded, createCostAnalysis } from './analysis.js';
+import { type CostBudget, throttled } from './budget.js';
+
+type Variables = Readonly<Record<string, unknown>>;
+
+/** What every GraphQL answer carries in `extensions.cost` (docs/api.md, "What a request costs"). */
+export interface CostExtension {
+  /** The static analysis' cost, before execution: what was reserved of the budget. */
+  estimated: number;
+  /** The cost of what the answer holds, counted after execution: what was spent. */
+  actual: number;
+  /** The points left of the client's budget after this request; absent when no budget applies. */
+  budgetLeft?: number;
+}
+
+/** An operation let through: what it reserved, of whose budget. */
+export interface Admission {
+  estimated: number;
+  note?: DemandNote;
+  /** Points left just after the reservation. */
+  remaining?: number;
+}
+
+/**
+ * Demand control, the one place every GraphQL path (yoga's plugin, the query plans, WebSocket)
+ * asks: the estimate within MAX_COST, the budget's reservation, and the spending of the actual cost.
+ */
+export interface DemandControl {
+  readonly maxCost: number;
+  readonly budget: CostBudget;
+  readonly analysis: CostAnalysis;
+  /** The estimate; VALIDATION_FAILED or COST_LIMIT_EXCEEDED (both before anything runs). */
+  estimate(document: DocumentNode, operationName: string | null | undefined, variables: Variables): number;
+  /** Reserves the estimate of the client's budget (none without a note); THROTTLED when it does not hold it. */
+  admit(note: DemandNote | undefined, estimated: number): Promise<Admission>;
+  /** Spends the actual cost (gives back the rest of the reservation) and says what the answer carries. */
+  settle(admission: Admission, actual: number): Promise<CostExtension>;
+}
+
+export function createDemandControl(options: {
+  schema: GraphQLSchema;
+  maxCost: number;
+  budget: CostBudget;
+  /** The length of a list without `@listSize`. */
+  unsizedList: number;
+  bounds: CacheBounds;
+  caches?: CacheMetrics;
+}): DemandControl {
+  const { maxCost, budget } = options;
+  const analysis = createCostAnalysis(options.schema, { unsizedList: options.unsizedList, bounds: options.bounds, caches: options.caches });
+  return {
+    maxCost,
+    budget,
+    analysis,
+    estimate(document, operationName, variables) {
+      const estimated = analysis.estimate(document, operationName, variables);
+      if (estimated > maxCost) throw costLimitExceeded(estimated, maxCost);
+      return estimated;
+    },
+    async admit(note, estimated) {
+      if (!note) return { estimated };
+      const taken = await budget.take(note.client, estimated);
+      note.budget = taken;
+      if (!taken.taken) throw throttled(taken, estimated, budget.settings);
+      return { estimated, note, remaining: taken.remaining };
+    },
+    async settle(admission, actual) {
+      const { estimated, note } = admission;
+      if (!note) return { estimated, actual };
+      try {
+        if (actual !== estimated) note.budget = await budget.adjust(note.client, actual - estimated);
+      } catch {
+        // Redis away with COST_BUDGET_ON_REDIS_FAILURE=refuse: the reservation stands, never less.
+      }
+      return { estimated, actual, budgetLeft: note.budget!.remaining };
+    },
+  };
+}
