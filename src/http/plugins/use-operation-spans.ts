@@ -1,0 +1,94 @@
+import { useOnResolve } from '@envelop/on-resolve';
+import { context as activeContext, type Span, SpanStatusCode } from '@opentelemetry/api';
+import type { GraphQLError } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import type { GraphQLContext } from '../../builder.js';
+import {
+  activeOperationSpan,
+  describeOperation,
+  errorCodes,
+  failSpan,
+  inSpan,
+  startOperationSpan,
+  tracer,
+} from '../../observability/tracing/spans.js';
+import type { RequestContext } from '../types.js';
+
+type Context = GraphQLContext & RequestContext & { params?: { query?: string; operationName?: string | null } };
+
+/**
+ * The GraphQL spans of a request yoga answers (src/observability/tracing/spans.ts names them): one
+ * operation span per operation, named `{type} {name}`, with graphql.parse, graphql.validate and
+ * graphql.execute (or graphql.subscribe) beneath it, and Prisma's and PostgreSQL's spans beneath those.
+ * Yoga's instrumentation hooks run each phase inside its span, so whatever the phase calls (Prisma,
+ * pg, Redis) is its child. A request that came by the query plans' path (serve.ts) already has its
+ * operation span: it is used, not a second one. `resolvers`: a span per resolver call as well.
+ * Placed after useErrorMasking: the codes it gives errors are the ones the spans carry.
+ */
+export function useOperationSpans({ resolvers }: { resolvers: boolean }): Plugin<Context> {
+  const plugin: Plugin<Context> = {
+    instrumentation: {
+      operation: (_payload, wrapped) => {
+        // Begun by the query plans' path, which ends it.
+        if (activeOperationSpan()) return wrapped();
+        const { span, context } = startOperationSpan();
+        return activeContext.with(context, () => settle(span, wrapped));
+      },
+      parse: (_payload, wrapped) => inSpan('graphql.parse', wrapped),
+      validate: (_payload, wrapped) => inSpan('graphql.validate', wrapped),
+      execute: (_payload, wrapped) => inSpan('graphql.execute', wrapped),
+      subscribe: (_payload, wrapped) => inSpan('graphql.subscribe', wrapped),
+    },
+    onValidate: ({ context, params }) => {
+      // The active span is graphql.validate's: the operation span is found by its context key.
+      const span = activeOperationSpan();
+      if (span) describeOperation(span, params.documentAST, context.params?.operationName, context.params?.query);
+      return ({ valid, result }) => {
+        if (!valid && span) failSpan(span, errorCodes(result as readonly GraphQLError[]).map((code) => (code === 'INTERNAL' ? 'VALIDATION_FAILED' : code)));
+      };
+    },
+    onParse: () => ({ result }) => {
+      if (!(result instanceof Error)) return;
+      const span = activeOperationSpan();
+      if (span) failSpan(span, errorCodes([result as GraphQLError]).map((code) => (code === 'INTERNAL' ? 'VALIDATION_FAILED' : code)));
+    },
+    onExecute: () => ({
+      onExecuteDone: ({ result }) => {
+        const span = activeOperationSpan();
+        if (span && 'errors' in result) failSpan(span, errorCodes(result.errors));
+      },
+    }),
+    onPluginInit: ({ addPlugin }) => {
+      if (!resolvers) return;
+      addPlugin(
+        useOnResolve(({ info }) => {
+          const span = tracer.startSpan(`resolve ${info.parentType.name}.${info.fieldName}`, {
+            attributes: { 'graphql.field.name': info.fieldName, 'graphql.field.parent_type': info.parentType.name },
+          });
+          return ({ result }) => {
+            if (result instanceof Error) failSpan(span, errorCodes([result as GraphQLError]));
+            span.end();
+          };
+        }),
+      );
+    },
+  };
+  return plugin;
+}
+
+/** Ends the operation span when the operation (a promise or not) is done. */
+function settle<T>(span: Span, wrapped: () => T): T {
+  const end = () => {
+    span.end();
+  };
+  try {
+    const result = wrapped();
+    if (result instanceof Promise) return result.finally(end) as T;
+    end();
+    return result;
+  } catch (error) {
+    span.setStatus({ code: SpanStatusCode.ERROR, message: 'INTERNAL' });
+    end();
+    throw error;
+  }
+}
