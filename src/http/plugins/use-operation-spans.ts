@@ -1,6 +1,6 @@
 import { useOnResolve } from '@envelop/on-resolve';
 import { context as activeContext, type Span, SpanStatusCode } from '@opentelemetry/api';
-import type { GraphQLError } from 'graphql';
+import type { DocumentNode, GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { GraphQLContext } from '../../builder.js';
 import {
@@ -34,10 +34,11 @@ export function useOperationSpans({ resolvers }: { resolvers: boolean }): Plugin
         const { span, context } = startOperationSpan();
         return activeContext.with(context, () => settle(span, wrapped));
       },
-      parse: (_payload, wrapped) => inSpan('graphql.parse', wrapped),
-      validate: (_payload, wrapped) => inSpan('graphql.validate', wrapped),
-      execute: (_payload, wrapped) => inSpan('graphql.execute', wrapped),
-      subscribe: (_payload, wrapped) => inSpan('graphql.subscribe', wrapped),
+      // Phases only beneath an operation span: never a trace of their own (a WebSocket operation's parse).
+      parse: (_payload, wrapped) => (activeOperationSpan() ? inSpan('graphql.parse', wrapped) : wrapped()),
+      validate: (_payload, wrapped) => (activeOperationSpan() ? inSpan('graphql.validate', wrapped) : wrapped()),
+      execute: (_payload, wrapped) => (activeOperationSpan() ? inSpan('graphql.execute', wrapped) : wrapped()),
+      subscribe: (_payload, wrapped) => (activeOperationSpan() ? inSpan('graphql.subscribe', wrapped) : wrapped()),
     },
     onValidate: ({ context, params }) => {
       // The active span is graphql.validate's: the operation span is found by its context key.
@@ -74,6 +75,16 @@ export function useOperationSpans({ resolvers }: { resolvers: boolean }): Plugin
     },
   };
   return plugin;
+}
+
+/**
+ * Runs a WebSocket operation's execution (graphql-ws calls execute and subscribe itself, outside
+ * yoga's operation) in an operation span of its own, named and marked as yoga's are.
+ */
+export function inOperationSpan<T>(args: { document: DocumentNode; operationName?: string | null }, run: () => T): T {
+  const { span, context } = startOperationSpan();
+  describeOperation(span, args.document, args.operationName, undefined);
+  return activeContext.with(context, () => settle(span, run));
 }
 
 /** Ends the operation span when the operation (a promise or not) is done. */

@@ -42,8 +42,8 @@ export async function startTracing(settings: TracingSettings): Promise<RunningTr
       new UndiciInstrumentation({ requireParentforSpans: true }),
       // Statement text only, never the values bound to it; no spans for pool.connect.
       new PgInstrumentation({ requireParentSpan: true, enhancedDatabaseReporting: false, ignoreConnectSpans: true }),
-      // Command names and keys, never values (the default serializer keeps arguments out).
-      new IORedisInstrumentation({ requireParentSpan: true }),
+      // The command's name alone: keys name clients (rate limits) and EVAL's arguments would be kept otherwise.
+      new IORedisInstrumentation({ requireParentSpan: true, dbStatementSerializer: (command) => command }),
       new PrismaInstrumentation(),
     ],
   });
