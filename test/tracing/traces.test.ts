@@ -233,6 +233,8 @@ describe('a gateway sending traces as OTLP/JSON', () => {
     expect(text).not.toContain(token.split('.')[2]!);
     expect(text).not.toContain(password);
     expect(text).not.toContain('collector-secret');
+    // Resolver spans only when asked for (GRAPHQL_RESOLVER_SPANS).
+    expect(receiver.spans.filter((span) => span.name.startsWith('resolve '))).toEqual([]);
   });
 });
 
@@ -269,6 +271,7 @@ describe('a gateway sending OTLP/protobuf, sampling one trace in none unless the
       OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
       OTEL_TRACES_SAMPLER_ARG: '0',
       OTEL_BSP_SCHEDULE_DELAY: '100',
+      GRAPHQL_RESOLVER_SPANS: 'true',
       AUTH_JWT_SECRET: undefined,
       AUTH_JWKS_URL: `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/jwks.json`,
       AUTH_ISSUER: 'https://id.example/',
@@ -285,6 +288,12 @@ describe('a gateway sending OTLP/protobuf, sampling one trace in none unless the
     expect(receiver.contentTypes.every((type) => type.startsWith('application/x-protobuf'))).toBe(true);
     expect(server.resource['service.name']).toBe('petstore-protobuf');
     expect(childrenOf(trace, server).map((span) => span.name)).toContain('query Mine');
+    // GRAPHQL_RESOLVER_SPANS=true: the resolvers yoga called, beneath its execution.
+    const execute = childrenOf(trace, named(trace, 'query Mine')!).find((span) => span.name === 'graphql.execute')!;
+    expect(childrenOf(trace, execute).find((span) => span.name === 'resolve Query.orders')?.attributes).toMatchObject({
+      'graphql.field.name': 'orders',
+      'graphql.field.parent_type': 'Query',
+    });
     // The key fetch went out with the caller's trace in its traceparent.
     expect(jwksRequests.some((headers) => String(headers.traceparent).startsWith(`00-${caller.traceId}-`))).toBe(true);
   });
@@ -315,6 +324,27 @@ describe('tracing settings', () => {
     expect(result.stderr).toContain('OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL');
     expect(result.stderr).toContain('OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json');
     expect(result.stderr).toContain('OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1');
+  });
+
+  it('with nothing but OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_SERVICE_NAME, traces a request into the caller\'s trace down to its statements', { timeout: 60_000 }, async () => {
+    const receiver = await startOtlpReceiver();
+    receivers.push(receiver);
+    const { url } = await migratedDatabase();
+    const gateway = await startProcess(url, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_SERVICE_NAME: 'petstore-defaults' });
+    const caller = callerTrace();
+    const answer = await postGraphQL(gateway.baseUrl, { query: '{ pets(first: 2) { nodes { name category { name } } } }' }, caller.headers);
+    expect(answer.body.errors).toBeUndefined();
+    // The default batch delay is 5 s.
+    const { server, trace } = await receiver.waitFor((spans) => {
+      const trace = inTrace(spans, caller.traceId);
+      const server = trace.find((span) => span.kind === SERVER);
+      return server && statements(trace).length > 0 ? { server, trace } : undefined;
+    }, 30_000);
+    expect(server.parentSpanId).toBe(caller.parentId);
+    expect(server.encoding).toBe('protobuf');
+    expect(server.resource['service.name']).toBe('petstore-defaults');
+    expect(statements(descendantsOf(trace, server)).length).toBeGreaterThan(0);
+    await gateway.stop();
   });
 
   it('sends nothing and answers without a trace id when no endpoint is set', { timeout: 60_000 }, async () => {

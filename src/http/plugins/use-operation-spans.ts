@@ -45,13 +45,13 @@ export function useOperationSpans({ resolvers }: { resolvers: boolean }): Plugin
       const span = activeOperationSpan();
       if (span) describeOperation(span, params.documentAST, context.params?.operationName, context.params?.query);
       return ({ valid, result }) => {
-        if (!valid && span) failSpan(span, errorCodes(result as readonly GraphQLError[]).map((code) => (code === 'INTERNAL' ? 'VALIDATION_FAILED' : code)));
+        if (!valid && span) failSpan(span, refusedCodes(result as readonly GraphQLError[]));
       };
     },
     onParse: () => ({ result }) => {
       if (!(result instanceof Error)) return;
       const span = activeOperationSpan();
-      if (span) failSpan(span, errorCodes([result as GraphQLError]).map((code) => (code === 'INTERNAL' ? 'VALIDATION_FAILED' : code)));
+      if (span) failSpan(span, refusedCodes([result as GraphQLError]));
     },
     onExecute: () => ({
       onExecuteDone: ({ result }) => {
@@ -76,6 +76,9 @@ export function useOperationSpans({ resolvers }: { resolvers: boolean }): Plugin
   };
   return plugin;
 }
+
+/** The codes of a document refused before it ran: graphql-js' own errors carry none, and are VALIDATION_FAILED. */
+const refusedCodes = (errors: readonly GraphQLError[]) => errorCodes(errors).map((code) => (code === 'INTERNAL' ? 'VALIDATION_FAILED' : code));
 
 /**
  * Runs a WebSocket operation's execution (graphql-ws calls execute and subscribe itself, outside
