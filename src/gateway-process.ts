@@ -14,7 +14,7 @@ import { checkReadiness } from './observability/health.js';
 import { createMetrics, watchDatabases } from './observability/metrics.js';
 import { outageLog } from './observability/outages.js';
 import { watchRedis } from './observability/redis-health.js';
-import { createLogger } from './logger.js';
+import type { Logger } from './logger.js';
 import type { RunningTracing } from './observability/tracing/start.js';
 import { seedDemoData } from './seed/demo-data.js';
 import { createGateway } from './server.js';
@@ -23,8 +23,7 @@ import { createGateway } from './server.js';
  * npm start, once main.ts has read the settings and started tracing: brings up the database (embedded
  * unless DATABASE_URL is set), migrates and seeds where that is ours to do, serves.
  */
-export async function runGateway(config: Config, startedAt: number, tracing: RunningTracing | undefined): Promise<void> {
-  const logger = createLogger(config.logLevel);
+export async function runGateway(config: Config, logger: Logger, startedAt: number, tracing: RunningTracing | undefined): Promise<void> {
 
   /** Start-up cannot go on: one clear line for people, one JSON line for the log, exit code 1. */
   function cannotStart(reason: string, error?: unknown): never {

@@ -1,5 +1,7 @@
 import { createRequire } from 'node:module';
+import { diag, DiagLogLevel } from '@opentelemetry/api';
 import type { TracingSettings } from '../../config.js';
+import type { Logger } from '../../logger.js';
 
 /** What main needs of the SDK once it runs: exporting what is still queued before the process exits. */
 export interface RunningTracing {
@@ -13,7 +15,7 @@ export interface RunningTracing {
  * is why main.ts starts it and only then imports the gateway. Off, nothing of the SDK is even loaded, and the
  * spans the gateway starts itself go to the API's no-op tracer.
  */
-export async function startTracing(settings: TracingSettings): Promise<RunningTracing | undefined> {
+export async function startTracing(settings: TracingSettings, logger: Logger): Promise<RunningTracing | undefined> {
   if (!settings.enabled) return undefined;
   const [{ startNodeSDK }, { HttpInstrumentation }, { UndiciInstrumentation }, { PgInstrumentation }, { IORedisInstrumentation }, { PrismaInstrumentation }] =
     await Promise.all([
@@ -25,8 +27,8 @@ export async function startTracing(settings: TracingSettings): Promise<RunningTr
       import('@prisma/instrumentation'),
     ]);
   const sdk = startNodeSDK({
-    // The SDK's own complaints (an unreachable collector) at warn unless OTEL_LOG_LEVEL says otherwise.
-    logLevel: process.env.OTEL_LOG_LEVEL ?? 'warn',
+    // Until the JSON logger takes over below: nothing below a warning on the console.
+    logLevel: 'warn',
     // Traces only: metrics are Prometheus' (/metrics) and logs are pino's JSON lines.
     metricReaders: [],
     logRecordProcessors: [],
@@ -47,6 +49,10 @@ export async function startTracing(settings: TracingSettings): Promise<RunningTr
       new PrismaInstrumentation(),
     ],
   });
+  // The SDK's own complaints (a collector that is down, a full queue) as JSON log lines, warnings and worse.
+  const log = (level: 'error' | 'warn' | 'debug') => (message: string, ...args: unknown[]) => logger[level]({ otel: args.map(String) }, message);
+  diag.disable();
+  diag.setLogger({ error: log('error'), warn: log('warn'), info: log('debug'), debug: log('debug'), verbose: log('debug') }, DiagLogLevel.WARN);
   // The instrumentations patch a package when it is require()d. Imported from ESM, ioredis' entry is
   // loaded without require() and would stay unpatched; required here first, every later import gets
   // this same, patched module from the CommonJS cache.
