@@ -238,7 +238,7 @@ describe('a gateway sending traces as OTLP/JSON', () => {
   });
 });
 
-describe('a gateway sending OTLP/protobuf, sampling one trace in none unless the caller sampled it', () => {
+describe('a gateway sending OTLP/protobuf with its response cache, sampling one trace in none unless the caller sampled it', () => {
   let receiver: OtlpReceiver;
   let gateway: GatewayProcess;
   const jwksRequests: IncomingHttpHeaders[] = [];
@@ -272,6 +272,7 @@ describe('a gateway sending OTLP/protobuf, sampling one trace in none unless the
       OTEL_TRACES_SAMPLER_ARG: '0',
       OTEL_BSP_SCHEDULE_DELAY: '100',
       GRAPHQL_RESOLVER_SPANS: 'true',
+      RESPONSE_CACHE_TTL_MS: '60000',
       AUTH_JWT_SECRET: undefined,
       AUTH_JWKS_URL: `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/jwks.json`,
       AUTH_ISSUER: 'https://id.example/',
@@ -305,8 +306,11 @@ describe('a gateway sending OTLP/protobuf, sampling one trace in none unless the
     // A sampled request after them: once its spans are here, theirs would have been too.
     const marker = callerTrace();
     await postGraphQL(gateway.baseUrl, { query: '{ pets(first: 1) { totalCount } }' }, marker.headers);
-    await serverSpanOf(receiver, marker.traceId);
+    const { server, trace } = await serverSpanOf(receiver, marker.traceId);
     expect(inTrace(receiver.spans, unsampled.traceId)).toEqual([]);
+    // The same query a third time: the response cache answers it, and nothing runs beneath the server span.
+    expect(server.attributes['petstore.response_cache']).toBe('hit');
+    expect(trace).toEqual([server]);
     expect(receiver.spans.filter((span) => span.kind === SERVER && span.traceId !== marker.traceId && span.parentSpanId === '')).toEqual([]);
     expect(answer.status).toBe(200);
   });

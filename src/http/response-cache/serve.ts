@@ -1,3 +1,4 @@
+import { trace } from '@opentelemetry/api';
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { isPlanned, isWholeAnswer, passOn, type WholeAnswer, wholeAnswer } from '../answer.js';
@@ -32,6 +33,8 @@ export async function answerWithCache(c: Context<GatewayEnv>, yoga: GraphQL, cac
   const lookup = await cache.lookup(key);
   if (lookup.kind === 'hit') {
     if (serverContext.trace) serverContext.trace.operation = lookup.answer.operation;
+    // Nothing runs, so no operation span: the request's server span says where its answer came from.
+    trace.getActiveSpan()?.setAttribute('petstore.response_cache', 'hit');
     return c.body(lookup.answer.body, lookup.answer.status as ContentfulStatusCode, { 'content-type': lookup.answer.contentType });
   }
   const note: CacheNote = {};
