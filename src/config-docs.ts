@@ -17,6 +17,7 @@ const GROUPS = [
   'Redis and events',
   'Legacy lookup',
   'Metrics and logs',
+  'Traces',
 ];
 
 const cell = (text: string) => text.replaceAll('|', '\\|').replaceAll('\n', ' ');

@@ -94,6 +94,16 @@ const httpsOrLocalUrl = (name: string) =>
     error: `${name} must be an http(s) URL`,
   });
 
+/** OTLP over HTTP, in either of its encodings (gRPC is not served: it would bring a second transport). */
+const otlpProtocol = (name: string) =>
+  z.enum(['http/protobuf', 'http/json'], { error: `${name} must be http/protobuf or http/json` });
+
+/** The W3C Baggage-like lists of the OTEL_* variables: `key=value` pairs, comma-separated. */
+const keyValueList = (name: string) =>
+  z.string().refine((value) => value.split(',').every((pair) => /^\s*[^=\s,]+\s*=[^,]*$/.test(pair)), {
+    error: `${name} must be key=value pairs, comma-separated`,
+  });
+
 const isWebOrigin = (value: string) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol);
 
 /** What a setting is for, for docs/configuration.md (npm run docs:config); `shownDefault` where the default is not one value. */
@@ -255,6 +265,32 @@ const environmentSchema = z.object({
       }
     })
     .optional().meta(about('Security', 'Which proxies may name the client in `X-Forwarded-For`: `false`, `true`, a number of hops, or addresses and subnets (`10.0.0.0/8, loopback`). Rate limits count anonymous clients by that address.', 'false')),
+  OTEL_EXPORTER_OTLP_ENDPOINT: httpsOrLocalUrl('OTEL_EXPORTER_OTLP_ENDPOINT').optional().meta(about('Traces', 'Where an OpenTelemetry collector takes OTLP over HTTP (`http://collector:4318`; traces go to `/v1/traces` beneath it). Set, the gateway sends traces (see tracing.md); unset, tracing is off and costs nothing.', '(none: no traces)')),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: httpsOrLocalUrl('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT').optional().meta(about('Traces', 'The full URL traces are posted to, when it is not `OTEL_EXPORTER_OTLP_ENDPOINT` + `/v1/traces`; also turns traces on.', '(none)')),
+  OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol('OTEL_EXPORTER_OTLP_PROTOCOL').default('http/protobuf').meta(about('Traces', '`http/protobuf` or `http/json`.')),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL').optional().meta(about('Traces', 'The protocol of traces alone.', '`OTEL_EXPORTER_OTLP_PROTOCOL`')),
+  OTEL_EXPORTER_OTLP_HEADERS: keyValueList('OTEL_EXPORTER_OTLP_HEADERS').optional().meta(about('Traces', 'Headers sent with every export, `name=value` comma-separated, values URL-encoded (`authorization=Bearer%20…`).', '(none)')),
+  OTEL_EXPORTER_OTLP_TRACES_HEADERS: keyValueList('OTEL_EXPORTER_OTLP_TRACES_HEADERS').optional().meta(about('Traces', 'Headers sent with the export of traces alone.', '(none)')),
+  OTEL_EXPORTER_OTLP_TIMEOUT: wholeNumber('OTEL_EXPORTER_OTLP_TIMEOUT', 100, 600_000).optional().meta(about('Traces', 'How long one export may take, in milliseconds; a collector that does not answer costs a batch of spans, never a request.', '`10000`')),
+  OTEL_SERVICE_NAME: z.string().min(1).optional().meta(about('Traces', 'The `service.name` of the traces.', '`petstore-gateway`')),
+  OTEL_RESOURCE_ATTRIBUTES: keyValueList('OTEL_RESOURCE_ATTRIBUTES').optional().meta(about('Traces', 'More resource attributes, `key=value` comma-separated (`deployment.environment.name=prod,service.version=1.4.0`).', '(none)')),
+  OTEL_TRACES_SAMPLER: z
+    .enum(['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'], {
+      error: 'OTEL_TRACES_SAMPLER must be always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off or parentbased_traceidratio',
+    })
+    .default('parentbased_always_on').meta(about('Traces', 'Which requests are traced. `parentbased_traceidratio` with `OTEL_TRACES_SAMPLER_ARG=0.1` keeps one trace in ten, and always follows the caller\'s decision (`traceparent`).')),
+  OTEL_TRACES_SAMPLER_ARG: z.coerce
+    .number({ error: 'OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1' })
+    .min(0, { error: 'OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1' })
+    .max(1, { error: 'OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1' })
+    .optional().meta(about('Traces', 'The share of traces kept by the `…traceidratio` samplers, 0–1.', '`1`')),
+  OTEL_TRACES_EXPORTER: z.enum(['otlp', 'none'], { error: 'OTEL_TRACES_EXPORTER must be otlp or none' }).optional().meta(about('Traces', '`none` turns traces off with the endpoint still set.', '`otlp`')),
+  OTEL_BSP_SCHEDULE_DELAY: wholeNumber('OTEL_BSP_SCHEDULE_DELAY', 0, 600_000).optional().meta(about('Traces', 'Milliseconds between two exports of ended spans.', '`5000`')),
+  OTEL_BSP_EXPORT_TIMEOUT: wholeNumber('OTEL_BSP_EXPORT_TIMEOUT', 100, 600_000).optional().meta(about('Traces', 'How long one batch may take to export.', '`30000`')),
+  OTEL_BSP_MAX_QUEUE_SIZE: wholeNumber('OTEL_BSP_MAX_QUEUE_SIZE', 1, 1_000_000).optional().meta(about('Traces', 'Ended spans kept waiting for export at most; beyond, new ones are dropped (the bound of tracing\'s memory).', '`2048`')),
+  OTEL_BSP_MAX_EXPORT_BATCH_SIZE: wholeNumber('OTEL_BSP_MAX_EXPORT_BATCH_SIZE', 1, 1_000_000).optional().meta(about('Traces', 'Spans in one export at most; no more than the queue.', '`512`')),
+  OTEL_SDK_DISABLED: flag('OTEL_SDK_DISABLED').default(false).meta(about('Traces', '`true` turns traces off whatever else is set.')),
+  GRAPHQL_RESOLVER_SPANS: flag('GRAPHQL_RESOLVER_SPANS').default(false).meta(about('Traces', 'A span per field resolver called (not on query plans, which call none). Costly: for looking into one slow operation, not for production.')),
   LEGACY_SUNSET_DATE: isoDate('LEGACY_SUNSET_DATE').default(DEFAULT_LEGACY_SUNSET_DATE).meta(about('Legacy lookup', 'When the legacy single-pet lookup goes away (`getPetById`\'s deprecation, REST `Sunset`).')),
   LEGACY_AFTER_SUNSET: z
     .enum(legacyAfterSunsetChoices, {
@@ -425,6 +461,17 @@ export interface Config {
   shutdownGraceMs: number;
   /** How long the listener stays open after SIGTERM (while /readyz says 503), so load balancers can stop routing. */
   shutdownDrainMs: number;
+  /** OpenTelemetry traces (the OTEL_* variables, read by the SDK itself once validated here). */
+  tracing: TracingSettings;
+}
+
+/** Whether traces are sent (an OTLP endpoint, and neither OTEL_SDK_DISABLED nor OTEL_TRACES_EXPORTER=none), and what the gateway adds. */
+export interface TracingSettings {
+  enabled: boolean;
+  /** service.name when neither OTEL_SERVICE_NAME nor OTEL_RESOURCE_ATTRIBUTES names one. */
+  defaultServiceName: string | undefined;
+  /** A span per resolver call (GRAPHQL_RESOLVER_SPANS). */
+  resolverSpans: boolean;
 }
 
 /**
@@ -447,6 +494,7 @@ export type GatewaySettings = Pick<
   | 'persistedQueries'
   | 'trustedDocuments'
   | 'metrics'
+  | 'tracing'
 >;
 
 function authSettings(settings: z.output<typeof environmentSchema>): AuthSettings | string[] {
@@ -562,6 +610,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       'FEDERATION=true cannot be combined with TRUSTED_DOCUMENTS=require: the router sends operations of its own making; require trusted documents at the router instead',
     ]);
   }
+  if (
+    settings.OTEL_BSP_MAX_EXPORT_BATCH_SIZE !== undefined &&
+    settings.OTEL_BSP_MAX_EXPORT_BATCH_SIZE > (settings.OTEL_BSP_MAX_QUEUE_SIZE ?? 2048)
+  ) {
+    throw new ConfigError(['OTEL_BSP_MAX_EXPORT_BATCH_SIZE must not exceed OTEL_BSP_MAX_QUEUE_SIZE (2048 unless set): a batch is taken from the queue']);
+  }
   if (embedded && settings.DATABASE_REPLICA_URLS !== undefined) {
     throw new ConfigError(['DATABASE_REPLICA_URLS needs DATABASE_URL: replicas follow a PostgreSQL primary, not the embedded database']);
   }
@@ -658,6 +712,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     metrics: { port: settings.METRICS_PORT, token: settings.METRICS_TOKEN, clientClaim: settings.METRICS_CLIENT_CLAIM },
     shutdownGraceMs: settings.SHUTDOWN_GRACE_MS,
     shutdownDrainMs,
+    tracing: {
+      enabled:
+        !settings.OTEL_SDK_DISABLED &&
+        settings.OTEL_TRACES_EXPORTER !== 'none' &&
+        (settings.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined || settings.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined),
+      defaultServiceName:
+        settings.OTEL_SERVICE_NAME === undefined && !/(^|,)\s*service\.name\s*=/.test(settings.OTEL_RESOURCE_ATTRIBUTES ?? '')
+          ? 'petstore-gateway'
+          : undefined,
+      resolverSpans: settings.GRAPHQL_RESOLVER_SPANS,
+    },
     corsOrigins: (settings.CORS_ORIGINS ?? '')
       .split(',')
       .map((origin) => origin.trim())

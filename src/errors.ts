@@ -70,6 +70,8 @@ export interface ErrorBody {
   status: number;
   /** The request's id, also in the X-Request-Id header and the log: quote it when reporting a problem. */
   requestId?: string;
+  /** The request's trace (W3C trace id) when traces are sent: it leads from a support ticket to the trace. */
+  traceId?: string;
 }
 
 const INTERNAL_MESSAGE = 'Something went wrong on our side. Quote the request id when reporting it.';
@@ -172,13 +174,24 @@ export function postgresCode(error: unknown): string | undefined {
   return undefined;
 }
 
-/** The Error body of any thrown value (see toDomainError), with the request id when there is one. */
-export function errorBody(error: unknown, requestId?: string): ErrorBody {
+/** The ids an error answer carries, for a problem report to lead to the request's log lines and trace. */
+export interface AnswerIds {
+  requestId?: string;
+  traceId?: string;
+}
+
+/** The Error body of any thrown value (see toDomainError), with the request's ids when there are some. */
+export function errorBody(error: unknown, ids: AnswerIds = {}): ErrorBody {
   const known = toDomainError(error);
   const body: ErrorBody = known
     ? { code: known.code, message: known.message, status: known.status }
     : { code: 'INTERNAL', message: INTERNAL_MESSAGE, status: 500 };
-  return requestId ? { ...body, requestId } : body;
+  return { ...body, ...presentIds(ids) };
+}
+
+/** The ids that are set, for an Error body or GraphQL `extensions`. */
+export function presentIds({ requestId, traceId }: AnswerIds): AnswerIds {
+  return { ...(requestId ? { requestId } : {}), ...(traceId ? { traceId } : {}) };
 }
 
 /** A DomainError as the GraphQL error a client receives. */
@@ -198,12 +211,13 @@ export const maskedInternalError = (path?: ReadonlyArray<string | number>) =>
  * /graphql it also carries a GraphQL `errors` list and the request id in the
  * response's `extensions`, so GraphQL clients read it as any other GraphQL error.
  */
-export function refusalBody(error: DomainError, requestId: string | undefined, graphql: boolean) {
-  const body = errorBody(error, requestId);
+export function refusalBody(error: DomainError, ids: AnswerIds, graphql: boolean) {
+  const body = errorBody(error, ids);
   if (!graphql) return body;
+  const extensions = presentIds(ids);
   return {
     ...body,
     errors: [{ message: body.message, extensions: { code: body.code, status: body.status } }],
-    ...(requestId ? { extensions: { requestId } } : {}),
+    ...(extensions.requestId || extensions.traceId ? { extensions } : {}),
   };
 }

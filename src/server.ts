@@ -19,6 +19,7 @@ import { createCostBudget } from './http/demand/budget.js';
 import { createDemandControl } from './http/demand/control.js';
 import { readAfterPosition } from './http/middleware/read-after.js';
 import { limitDuration } from './http/middleware/time-limit.js';
+import { errorBody, notFound } from './errors.js';
 import { errorAnswer } from './http/refusal.js';
 import { clientAddress } from './http/request.js';
 import { GRAPHQL_PATH, OPENAPI_PATH } from './http/routes.js';
@@ -35,6 +36,7 @@ import type { GatewayEnv } from './http/types.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
 import type { OutageLog } from './observability/outages.js';
 import type { RedisHealth } from './observability/redis-health.js';
+import { currentTraceId } from './observability/tracing/spans.js';
 
 /** Clients whose cost budget an instance keeps in process (without Redis, or while it is away); the least recently seen go first, full again. */
 const COST_BUDGETS_KEPT = 100_000;
@@ -124,6 +126,7 @@ export function createGateway(options: GatewayOptions) {
         lookups,
         readPrimary: responseCache !== undefined,
         countExecution: (engine) => metrics.executions.inc({ engine }),
+        traced: settings.tracing.enabled,
         ...(options.verifyPlans
           ? {
               verify: {
@@ -191,10 +194,7 @@ export function createGateway(options: GatewayOptions) {
 
   app.notFound((c) => {
     c.get('trace').errorCode = 'NOT_FOUND';
-    return c.json(
-      { code: 'NOT_FOUND', message: `No route for ${c.req.method} ${c.req.path}.`, status: 404, requestId: c.get('requestId') },
-      404,
-    );
+    return c.json(errorBody(notFound(`No route for ${c.req.method} ${c.req.path}.`), { requestId: c.get('requestId'), traceId: currentTraceId() }), 404);
   });
   app.onError((error, c) => errorAnswer(c, error, options));
 

@@ -11,6 +11,10 @@ import { dataSet } from './data.js';
  */
 export type Target = 'gateway' | 'postgraphile';
 
+/** How many requests a traced gateway of the bench samples: one in ten, or all. */
+export type TraceLevel = 'sampled' | 'all';
+export const traceRatios: Record<TraceLevel, string> = { sampled: '0.1', all: '1' };
+
 export interface Variant {
   /** Unique; a PostGraphile variant shared by two operations is measured once. */
   key: string;
@@ -29,6 +33,8 @@ export interface Variant {
   federation?: boolean;
   /** Sent to the gateway that estimates every request's cost afresh (COST_ESTIMATES_MAX_ENTRIES=0). */
   uncachedCost?: boolean;
+  /** Sent to a gateway that sends traces to an OTLP sink: of one request in ten (`sampled`) or of every one (`all`). */
+  traces?: TraceLevel;
   /** GraphQL: the document (variables come from `variables`). */
   query?: string;
   /** Per request; `fixed` asks for the arguments of the same-data check (no randomness). */
@@ -248,6 +254,29 @@ function withUncachedCostEstimates(operation: Operation, id: string): Operation 
   };
 }
 
+/**
+ * The same read sent to a gateway that sends traces (OpenTelemetry, OTLP/HTTP protobuf) to a sink that
+ * takes and discards them: what tracing costs beside the untraced row.
+ */
+function withTraces(operation: Operation, id: string, traces: TraceLevel): Operation {
+  const share = traces === 'all' ? 'every request' : 'one request in ten';
+  return {
+    ...operation,
+    id,
+    title: `${operation.title}, traces of ${share}`,
+    gateway: {
+      ...operation.gateway,
+      key: `${operation.gateway.key}:traces-${traces}`,
+      label: `${operation.gateway.label}, traces of ${share}`,
+      traces,
+    },
+    note:
+      `the gateway with OTEL_EXPORTER_OTLP_ENDPOINT (an OTLP sink in the bench process that discards what it gets) and ` +
+      `OTEL_TRACES_SAMPLER=parentbased_traceidratio, OTEL_TRACES_SAMPLER_ARG=${traceRatios[traces]}; the untraced row is ${operation.id}; ` +
+      `the PostGraphile column is the same cell as ${operation.id}`,
+  };
+}
+
 const baseOperations: Operation[] = [
   {
     id: '1',
@@ -451,6 +480,15 @@ const petEntities: Operation = {
 };
 
 export const operations: Operation[] = baseOperations.flatMap((operation) => {
-  if (operation.id === '1') return [operation, withResponseCache(operation, '1c'), withUncachedCostEstimates(operation, '1d'), petEntities];
+  if (operation.id === '1') {
+    return [
+      operation,
+      withResponseCache(operation, '1c'),
+      withUncachedCostEstimates(operation, '1d'),
+      petEntities,
+      withTraces(operation, '1t', 'sampled'),
+      withTraces(operation, '1T', 'all'),
+    ];
+  }
   return operation.id === '2' ? [operation, withResponseCache(operation, '2c')] : [operation];
 });

@@ -1,8 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { auth, jwtSecret, log, only, peerNode, peersDir, poolSize, resultsDir, root, warnings } from './config.js';
-import { benchResponseCacheTtlMs, operations, type Variant } from './operations.js';
+import { benchResponseCacheTtlMs, operations, type TraceLevel, traceRatios, type Variant } from './operations.js';
 import { freePort, runCommand, type ServerProcess, startServer } from './processes.js';
 import type { BenchResults } from './report.js';
 
@@ -73,6 +75,8 @@ export function git(args: string[]): string {
 function gatewayEnvironment(): NodeJS.ProcessEnv {
   const env = { ...process.env };
   for (const key of ['AUTH_JWKS_URL', 'AUTH_ISSUER', 'AUTH_AUDIENCE', 'REDIS_URL']) delete env[key];
+  // Traces only where a row asks for them (tracingSettings): the others are measured untraced.
+  for (const key of Object.keys(env)) if (key.startsWith('OTEL_')) delete env[key];
   return {
     ...env,
     AUTH_JWT_SECRET: jwtSecret,
@@ -133,9 +137,18 @@ export type Servers = Record<'gateway' | 'postgraphile', ServerProcess> & {
   cachedGateway?: ServerProcess;
   federationGateway?: ServerProcess;
   uncostedGateway?: ServerProcess;
+  sampledTracesGateway?: ServerProcess;
+  allTracesGateway?: ServerProcess;
 };
 const needsGateway = (kind: 'responseCache' | 'federation' | 'uncachedCost') => operations.some((o) => o.gateway[kind] && (!only || only.includes(o.id)));
+const needsTraces = (level: TraceLevel) => operations.some((o) => o.gateway.traces === level && (!only || only.includes(o.id)));
+const tracedGatewayKey = { sampled: 'sampledTracesGateway', all: 'allTracesGateway' } as const;
 export const serverFor = (servers: Servers, variant: Variant): ServerProcess => {
+  if (variant.traces) {
+    const server = servers[tracedGatewayKey[variant.traces]];
+    if (!server) throw new Error(`${variant.key} needs the gateway that sends traces`);
+    return server;
+  }
   if (variant.federation) {
     if (!servers.federationGateway) throw new Error(`${variant.key} needs the gateway with FEDERATION=true`);
     return servers.federationGateway;
@@ -166,7 +179,41 @@ export async function startServers(url: string, suffix: string, gatewayArgs: str
     ...(needsGateway('uncachedCost')
       ? { uncostedGateway: await startGateway(url, `gateway-uncosted${suffix}`, gatewayArgs, { COST_ESTIMATES_MAX_ENTRIES: '0' }) }
       : {}),
+    ...Object.fromEntries(
+      await Promise.all(
+        (['sampled', 'all'] as const)
+          .filter(needsTraces)
+          .map(async (level) => [tracedGatewayKey[level], await startGateway(url, `gateway-traces-${level}${suffix}`, gatewayArgs, await tracingSettings(level))]),
+      ),
+    ),
     postgraphile: await startPostGraphile(url, `postgraphile${suffix}`),
+  };
+}
+
+let sink: Promise<string> | undefined;
+/**
+ * An OTLP/HTTP endpoint in the bench process that takes every export and discards it, answering
+ * at once as a healthy collector would (what it costs the bench process is not the gateway's).
+ */
+function otlpSink(): Promise<string> {
+  sink ??= new Promise((resolve) => {
+    const server = createServer((request, response) => {
+      request.resume();
+      request.on('end', () => response.writeHead(200, { 'content-type': 'application/x-protobuf' }).end());
+    });
+    server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`));
+    server.unref();
+  });
+  return sink;
+}
+
+/** The OTEL_* settings of a traced gateway: nothing but the standard variables, to the sink. */
+async function tracingSettings(level: TraceLevel): Promise<Record<string, string>> {
+  return {
+    OTEL_EXPORTER_OTLP_ENDPOINT: await otlpSink(),
+    OTEL_SERVICE_NAME: 'petstore-bench',
+    OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+    OTEL_TRACES_SAMPLER_ARG: traceRatios[level],
   };
 }
 

@@ -1,9 +1,11 @@
 import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
+import { context, propagation, ROOT_CONTEXT, type Span, SpanKind, trace } from '@opentelemetry/api';
 import type { PubSub } from 'graphql-yoga';
 import { Redis, type RedisOptions } from 'ioredis';
 import { DEFAULT_CHANNEL_PREFIX } from '../config.js';
 import type { DomainEvent, EventPublisher, InventoryChanged, OrderChanged, PetStatusChanged } from '../domain/events.js';
 import type { Logger } from '../logger.js';
+import { tracer } from '../observability/tracing/spans.js';
 
 /** The channels subscriptions listen on; inventory events are also keyed by pet. */
 export type PetstoreChannels = {
@@ -55,6 +57,21 @@ const REDIS_QUIT_MS = 1_000;
 export const DEFAULT_MAX_PENDING = 1_000;
 
 type Listener = (event: Event) => void;
+
+/**
+ * The W3C trace context of the write that published an event, carried in its payload when traces are
+ * sent, so each delivery's span links to the mutation's trace, on this instance or another. Payloads
+ * are read by field, so the extra field is seen by no client (and ignored by an instance that predates it).
+ */
+const TRACE_CONTEXT = '_traceContext';
+
+/** The payload a subscriber is handed, without the trace context, and the span context of its publishing. */
+function receivedEvent(payload: unknown): { payload: unknown; published?: ReturnType<Span['spanContext']> } {
+  if (!payload || typeof payload !== 'object' || !(TRACE_CONTEXT in payload)) return { payload };
+  const { [TRACE_CONTEXT]: carrier, ...rest } = payload as Record<string, unknown>;
+  const published = trace.getSpanContext(propagation.extract(ROOT_CONTEXT, carrier as Record<string, string>));
+  return { payload: rest, ...(published ? { published } : {}) };
+}
 
 /**
  * Events between writes and subscribers. With a Redis URL they go through
@@ -115,7 +132,8 @@ export function createEventBus(redisUrl?: string, options: EventBusOptions = {})
    */
   const subscribe = (topic: string, id?: string): AsyncIterableIterator<unknown> => {
     const channel = channelOf(topic, id);
-    const queue: unknown[] = [];
+    // Each event with the span of its delivery, which ends when the subscriber takes it.
+    const queue: { payload: unknown; delivery: Span }[] = [];
     let reader: ((result: IteratorResult<unknown>) => void) | undefined;
     let ended = closed;
     const end = () => {
@@ -123,19 +141,33 @@ export function createEventBus(redisUrl?: string, options: EventBusOptions = {})
       ended = true;
       open.delete(end);
       target.removeEventListener(channel, listener);
+      for (const { delivery } of queue) delivery.end();
       queue.length = 0;
       reader?.({ done: true, value: undefined });
       reader = undefined;
     };
     const listener: Listener = (event) => {
-      const payload = (event as CustomEvent<unknown>).detail;
-      if (ended || payload === null || payload === undefined) return;
+      const detail = (event as CustomEvent<unknown>).detail;
+      if (ended || detail === null || detail === undefined) return;
+      const { payload, published } = receivedEvent(detail);
+      // A trace of its own per delivery (a subscription outlives any one trace), linked to the write's.
+      const delivery = tracer.startSpan(
+        `process ${channel}`,
+        {
+          kind: SpanKind.CONSUMER,
+          attributes: { 'messaging.operation.type': 'process', 'messaging.destination.name': channel, ...(redisUrl ? { 'messaging.system': 'redis' } : {}) },
+          ...(published ? { links: [{ context: published }] } : {}),
+        },
+        ROOT_CONTEXT,
+      );
       if (reader) {
+        delivery.end();
         reader({ done: false, value: payload });
         reader = undefined;
       } else if (queue.length < maxPending) {
-        queue.push(payload);
+        queue.push({ payload, delivery });
       } else {
+        delivery.end();
         options.logger?.warn({ channel, pending: queue.length }, 'a subscriber stopped reading; its subscription ended');
         end();
       }
@@ -153,7 +185,11 @@ export function createEventBus(redisUrl?: string, options: EventBusOptions = {})
         return this;
       },
       next: () => {
-        if (queue.length > 0) return Promise.resolve({ done: false, value: queue.shift() });
+        const next = queue.shift();
+        if (next) {
+          next.delivery.end();
+          return Promise.resolve({ done: false, value: next.payload });
+        }
         if (ended) return Promise.resolve({ done: true, value: undefined });
         return new Promise((resolve) => {
           reader = resolve;
@@ -169,7 +205,18 @@ export function createEventBus(redisUrl?: string, options: EventBusOptions = {})
 
   const publish = (topic: string, ...args: unknown[]) => {
     const [id, payload] = args.length > 1 ? [String(args[0]), args[1]] : [undefined, args[0]];
-    target.dispatchEvent(new CustomEvent(channelOf(topic, id), { detail: payload }));
+    const channel = channelOf(topic, id);
+    // A child of the write that committed (the mutation's span), with Redis' PUBLISH beneath it.
+    const span = tracer.startSpan(`send ${channel}`, {
+      kind: SpanKind.PRODUCER,
+      attributes: { 'messaging.operation.type': 'send', 'messaging.destination.name': channel, ...(redisUrl ? { 'messaging.system': 'redis' } : {}) },
+    });
+    const within = trace.setSpan(context.active(), span);
+    const carrier: Record<string, string> = {};
+    if (span.isRecording()) propagation.inject(within, carrier);
+    const detail = payload && typeof payload === 'object' && 'traceparent' in carrier ? { ...payload, [TRACE_CONTEXT]: carrier } : payload;
+    context.with(within, () => target.dispatchEvent(new CustomEvent(channel, { detail })));
+    span.end();
   };
 
   const pubsub = { publish, subscribe } as unknown as PetstorePubSub;

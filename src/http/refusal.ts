@@ -3,6 +3,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { type DomainError, errorBody, isDatabaseUnavailable, refusalBody, toDomainError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { OutageLog } from '../observability/outages.js';
+import { currentTraceId } from '../observability/tracing/spans.js';
 import { GRAPHQL_PATH } from './routes.js';
 import type { GatewayEnv } from './types.js';
 
@@ -14,7 +15,7 @@ import type { GatewayEnv } from './types.js';
 export function refusal(c: Context<GatewayEnv>, error: DomainError): Response {
   c.get('trace').errorCode = error.code;
   if (error.retryAfterSeconds !== undefined) c.header('Retry-After', String(error.retryAfterSeconds));
-  const body = refusalBody(error, c.get('requestId'), c.req.path === GRAPHQL_PATH);
+  const body = refusalBody(error, { requestId: c.get('requestId'), traceId: currentTraceId() }, c.req.path === GRAPHQL_PATH);
   return c.json(body, body.status as 400);
 }
 
@@ -32,7 +33,7 @@ export interface ErrorAnswerOptions {
  */
 export function errorAnswer(c: Context<GatewayEnv>, error: unknown, { logger, databaseOutage }: ErrorAnswerOptions) {
   const known = toDomainError(error);
-  const body = errorBody(error, c.get('requestId'));
+  const body = errorBody(error, { requestId: c.get('requestId'), traceId: currentTraceId() });
   c.get('trace').errorCode = body.code;
   if (known?.retryAfterSeconds !== undefined) c.header('Retry-After', String(known.retryAfterSeconds));
   if (known?.code === 'UNAVAILABLE' && isDatabaseUnavailable(error)) databaseOutage?.failed(error);

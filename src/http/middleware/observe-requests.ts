@@ -1,6 +1,8 @@
+import { trace as tracing } from '@opentelemetry/api';
 import type { MiddlewareHandler } from 'hono';
 import type { Logger } from '../../logger.js';
 import type { Metrics } from '../../observability/metrics.js';
+import { failSpan } from '../../observability/tracing/spans.js';
 import { requestIdFrom } from '../request.js';
 import type { GatewayEnv } from '../types.js';
 
@@ -18,6 +20,8 @@ export function observeRequests({ logger, metrics }: { logger: Logger; metrics: 
     const trace: GatewayEnv['Variables']['trace'] = {};
     c.set('requestId', requestId);
     c.set('trace', trace);
+    // The HTTP server span (OpenTelemetry's node:http instrumentation), when traces are sent.
+    const span = tracing.getActiveSpan();
     await next();
     // Set on the final response: handlers such as yoga return their own Response object.
     c.res.headers.set('X-Request-Id', requestId);
@@ -27,6 +31,16 @@ export function observeRequests({ logger, metrics }: { logger: Logger; metrics: 
     metrics.requests.inc({ operation, status });
     metrics.requestDuration.observe({ operation, status }, seconds);
     if (trace.errorCode) metrics.errors.inc({ code: trace.errorCode });
+    if (span?.isRecording()) {
+      // The route as OpenAPI writes it (/pets/{petId}); a request no route took has none.
+      const route = c.req.routePath.includes('*') ? undefined : c.req.routePath.replace(/:(\w+)/g, '{$1}');
+      if (route) {
+        span.setAttribute('http.route', route);
+        span.updateName(`${c.req.method} ${route}`);
+      }
+      span.setAttribute('petstore.request_id', requestId);
+      if (trace.errorCode) failSpan(span, [trace.errorCode]);
+    }
     logger.info(
       { requestId, method: c.req.method, path: c.req.path, operation, status, durationMs: Math.round(seconds * 1000) },
       'request',

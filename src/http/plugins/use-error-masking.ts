@@ -8,9 +8,11 @@ import {
   maskedInternalError,
   refusalBody,
   toDomainError,
+  presentIds,
 } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import type { OutageLog } from '../../observability/outages.js';
+import { currentTraceId } from '../../observability/tracing/spans.js';
 import type { RequestContext } from '../types.js';
 
 /**
@@ -179,7 +181,7 @@ export function useErrorMasking({
         http: { ...http, ...(unreadable ? {} : { spec: true }), status: classified.extensions.status as number },
       });
     });
-    return { ...result, errors, extensions: { ...result.extensions, ...(requestId ? { requestId } : {}) } };
+    return { ...result, errors, extensions: { ...result.extensions, ...presentIds({ requestId, traceId: currentTraceId() }) } };
   };
 
   const requestIdOf = (contextValue: unknown) => (contextValue as Partial<RequestContext>).requestId;
@@ -236,7 +238,7 @@ export function useErrorMasking({
       // No result passed through the hooks above for these: counted here.
       countError(error.code);
       setResponse(
-        new Response(JSON.stringify(refusalBody(error, serverContext.requestId, true)), {
+        new Response(JSON.stringify(refusalBody(error, { requestId: serverContext.requestId, traceId: currentTraceId() }, true)), {
           status: error.status,
           headers: { 'content-type': 'application/json' },
         }),

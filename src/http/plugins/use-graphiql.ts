@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import type { Plugin } from 'graphql-yoga';
 import { DomainError, refusalBody } from '../../errors.js';
+import { currentTraceId } from '../../observability/tracing/spans.js';
 import type { RequestContext } from '../types.js';
 
 /**
@@ -68,7 +69,7 @@ export function useGraphiQL(endpoint: string, options: GraphiQLOptions, served =
             `send a query with POST ${endpoint}, or with GET ${endpoint}?query=….`,
         );
         if (serverContext?.trace) serverContext.trace.errorCode = error.code;
-        const body = refusalBody(error, serverContext?.requestId, true);
+        const body = refusalBody(error, { requestId: serverContext?.requestId, traceId: currentTraceId() }, true);
         endResponse(
           new fetchAPI.Response(JSON.stringify(body), {
             status: 400,

@@ -1,8 +1,10 @@
+import { context as activeContext } from '@opentelemetry/api';
 import type { GraphQLSchema } from 'graphql';
 import type { PrismaClient } from '../../database/client.js';
 import type { ReadRouting } from '../../database/replicas.js';
 import type { Lookups } from '../../domain/lookups.js';
 import type { WholeAnswer } from '../answer.js';
+import { activeOperationSpan, describeOperation, inSpan, startOperationSpan } from '../../observability/tracing/spans.js';
 import { operationFacts } from '../plugins/operation-facts.js';
 import { answerTags } from '../response-cache/dependencies.js';
 import type { RequestContext } from '../types.js';
@@ -27,6 +29,8 @@ export interface PlannedOptions {
    * (the tests' differential check, over every query the suite sends).
    */
   verify?: PlanVerification;
+  /** Traces are sent (OTEL_*): a request begins its GraphQL operation span here, as yoga's would. */
+  traced?: boolean;
 }
 
 export interface PlanVerification {
@@ -63,64 +67,76 @@ const PARAMETERS = new Set(['query', 'variables', 'operationName', 'extensions']
  * the same way (src/http/answer.ts).
  */
 export function plannedGraphQL(yoga: GraphQLFetch, options: PlannedOptions) {
-  return {
-    async fetch(request: Request, context: RequestContext): Promise<Response | WholeAnswer> {
-      const body = request.method === 'POST' ? await request.text() : '';
-      const plain = plainRequest(request, body);
-      if (plain) {
-        const prisma = options.readPrimary || !options.readRouting?.enabled ? options.prisma : options.readRouting.reader(context.readAfter).prisma;
-        const planned = await options.plans.run({
-          text: plain.text,
-          operationName: plain.operationName,
-          variables: plain.variables,
-          scopes: context.principal.scopes,
-          prisma,
-          lookups: options.lookups,
-          demand: context.demand,
-        });
-        if (planned) {
-          options.countExecution?.('plan');
-          const facts = operationFacts(options.schema, planned.document, plain.operationName);
-          if (context.trace) context.trace.operation = facts.name;
-          if (context.cacheNote) {
-            context.cacheNote.query = true;
-            context.cacheNote.tags = [...answerTags(options.schema, planned.document, plain.operationName, plain.variables, planned.data)];
-          }
-          const answer: WholeAnswer = {
-            kind: 'whole',
-            status: 200,
-            contentType: plain.contentType,
-            text: JSON.stringify({ data: planned.data, extensions: { cost: planned.cost } }),
-          };
-          if (options.verify) await verify(options.verify, request, body, context, plain, answer);
-          return answer;
-        }
-      }
-      // The body is read: yoga gets a request of its own that carries it.
-      const forwarded = request.method === 'POST' ? new Request(request.url, { method: 'POST', headers: request.headers, body }) : request;
-      const response = await yoga.fetch(forwarded, context);
-      if (!options.verify || !plain || response.status !== 200) return response;
-      // Also a document's first request (which yoga answers, and its plan is made from): its plan
-      // answers it again, on the verification's own client, and the two are compared.
-      const text = await response.text();
-      if (MOMENTARY.test(text)) return new Response(text, { status: response.status, headers: response.headers });
-      const planned = await options.plans.run({
+  const answer = async (request: Request, context: RequestContext, body: string, plain: PlainRequest | undefined): Promise<Response | WholeAnswer> => {
+    if (plain) {
+      const prisma = options.readPrimary || !options.readRouting?.enabled ? options.prisma : options.readRouting.reader(context.readAfter).prisma;
+      const inputs = {
         text: plain.text,
         operationName: plain.operationName,
         variables: plain.variables,
         scopes: context.principal.scopes,
-        prisma: options.verify.prisma,
+        prisma,
         lookups: options.lookups,
-      });
+        demand: context.demand,
+      };
+      const planned = options.traced ? await inSpan('graphql.plan', () => options.plans.run(inputs)) : await options.plans.run(inputs);
       if (planned) {
-        const contentType = response.headers.get('content-type') ?? '';
-        compare(options.verify, plain, { status: 200, contentType: plain.contentType, text: JSON.stringify({ data: planned.data, extensions: { cost: planned.cost } }) }, {
-          status: response.status,
-          contentType,
-          text,
-        });
+        options.countExecution?.('plan');
+        if (options.traced) describeOperation(activeOperationSpan()!, planned.document, plain.operationName, plain.text);
+        const facts = operationFacts(options.schema, planned.document, plain.operationName);
+        if (context.trace) context.trace.operation = facts.name;
+        if (context.cacheNote) {
+          context.cacheNote.query = true;
+          context.cacheNote.tags = [...answerTags(options.schema, planned.document, plain.operationName, plain.variables, planned.data)];
+        }
+        const answer: WholeAnswer = {
+          kind: 'whole',
+          status: 200,
+          contentType: plain.contentType,
+          text: JSON.stringify({ data: planned.data, extensions: { cost: planned.cost } }),
+        };
+        if (options.verify) await verify(options.verify, request, body, context, plain, answer);
+        return answer;
       }
-      return new Response(text, { status: response.status, headers: response.headers });
+    }
+    // The body is read: yoga gets a request of its own that carries it.
+    const forwarded = request.method === 'POST' ? new Request(request.url, { method: 'POST', headers: request.headers, body }) : request;
+    const response = await yoga.fetch(forwarded, context);
+    if (!options.verify || !plain || response.status !== 200) return response;
+    // Also a document's first request (which yoga answers, and its plan is made from): its plan
+    // answers it again, on the verification's own client, and the two are compared.
+    const text = await response.text();
+    if (MOMENTARY.test(text)) return new Response(text, { status: response.status, headers: response.headers });
+    const planned = await options.plans.run({
+      text: plain.text,
+      operationName: plain.operationName,
+      variables: plain.variables,
+      scopes: context.principal.scopes,
+      prisma: options.verify.prisma,
+      lookups: options.lookups,
+    });
+    if (planned) {
+      const contentType = response.headers.get('content-type') ?? '';
+      compare(options.verify, plain, { status: 200, contentType: plain.contentType, text: JSON.stringify({ data: planned.data, extensions: { cost: planned.cost } }) }, {
+        status: response.status,
+        contentType,
+        text,
+      });
+    }
+    return new Response(text, { status: response.status, headers: response.headers });
+  };
+  return {
+    async fetch(request: Request, context: RequestContext): Promise<Response | WholeAnswer> {
+      const body = request.method === 'POST' ? await request.text() : '';
+      const plain = plainRequest(request, body);
+      if (!plain || !options.traced) return answer(request, context, body, plain);
+      // The operation span begins before a plan is looked for: if yoga answers after all, it uses this one.
+      const operation = startOperationSpan();
+      try {
+        return await activeContext.with(operation.context, () => answer(request, context, body, plain));
+      } finally {
+        operation.span.end();
+      }
     },
   };
 }

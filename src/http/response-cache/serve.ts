@@ -1,3 +1,4 @@
+import { trace } from '@opentelemetry/api';
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { isPlanned, isWholeAnswer, passOn, type WholeAnswer, wholeAnswer } from '../answer.js';
@@ -40,6 +41,8 @@ export async function answerWithCache(
   const lookup = await cache.lookup(key);
   if (lookup.kind === 'hit') {
     if (serverContext.trace) serverContext.trace.operation = lookup.answer.operation;
+    // Nothing runs, so no operation span: the request's server span says where its answer came from.
+    trace.getActiveSpan()?.setAttribute('petstore.response_cache', 'hit');
     const spent = budget && serverContext.demand ? await spendKept(lookup.answer.body, budget, serverContext.demand) : lookup.answer.body;
     if (typeof spent !== 'string') return refusal(c, spent);
     return c.body(spent, lookup.answer.status as ContentfulStatusCode, { 'content-type': lookup.answer.contentType });

@@ -20,6 +20,7 @@ import { useDeprecationNotice } from '../plugins/use-deprecation-notice.js';
 import { useErrorMasking } from '../plugins/use-error-masking.js';
 import { useGraphiQL } from '../plugins/use-graphiql.js';
 import { useOperationObserver } from '../plugins/use-operation-observer.js';
+import { useOperationSpans } from '../plugins/use-operation-spans.js';
 import { useReadRouting } from '../plugins/use-read-routing.js';
 import { useRequestChecks } from '../plugins/use-request-checks.js';
 import { useQueryLimits } from '../plugins/use-query-limits.js';
@@ -125,6 +126,8 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
         countError,
         databaseOutage: options.databaseOutage,
       }),
+      // After useErrorMasking: the spans carry the codes it gives errors.
+      ...(settings.tracing.enabled ? [useOperationSpans({ resolvers: settings.tracing.resolverSpans })] : []),
       useRequestChecks({ maxBatch: settings.limits.maxBatch }),
       ...(options.trustedDocuments ? [useTrustedDocuments({ ...options.trustedDocuments, caches: options.metrics.caches })] : []),
       // @defer and @stream, answered incrementally over multipart/mixed and SSE.

@@ -340,6 +340,11 @@ export function openApiDocument(legacy: LegacyPolicy, version: string = release.
               pattern: REQUEST_ID_PATTERN,
               description: 'The id of the request, as in the X-Request-Id header and the log; quote it when reporting.',
             },
+            traceId: {
+              type: 'string',
+              pattern: '^[0-9a-f]{32}$',
+              description: 'The W3C trace id of the request, when the gateway sends traces; quote it beside the request id.',
+            },
           },
         },
       },

@@ -11,6 +11,7 @@ import { DomainError, maskedInternalError, toGraphQLError } from '../../errors.j
 import type { Logger } from '../../logger.js';
 import { webSocketDocument } from '../plugins/use-trusted-documents.js';
 import { bearerToken, requestIdFrom } from '../request.js';
+import { inOperationSpan } from '../plugins/use-operation-spans.js';
 import type { GraphQLHandler } from './graphql.js';
 
 type ConnectionExtra = Extra & { principal?: Principal } & Record<PropertyKey, unknown>;
@@ -67,8 +68,9 @@ export function serveGraphQLOverWebSocket(
       onClose: (ctx) => {
         connections.delete(ctx);
       },
-      execute: (args) => (args.rootValue as Envelope).execute(args),
-      subscribe: (args) => (args.rootValue as Envelope).subscribe(args),
+      // Each in an operation span, as yoga gives an HTTP request's operation (when traces are sent).
+      execute: (args) => inOperationSpan(args, () => (args.rootValue as Envelope).execute(args)),
+      subscribe: (args) => inOperationSpan(args, () => (args.rootValue as Envelope).subscribe(args)),
       onSubscribe: (ctx, _id, params) =>
         // Whatever fails here fails this operation with a masked error, never the connection.
         startOperation(ctx, params).catch((error: unknown) => {
