@@ -208,6 +208,7 @@ async function shutdown(signal: string) {
   // subscriptions have ended and a proxy has had a moment to stop using them.
   await new Promise((resolve) => setImmediate(resolve));
   const closed = new Promise<void>((resolve) => net.Server.prototype.close.call(http, () => resolve()));
+  gateway.endLiveQueries();
   await events.close();
   await webSockets.close();
   await Promise.race([closed, delay(Math.min(KEEP_ALIVE_DRAIN_MS, config.shutdownGraceMs / 2))]);

@@ -37,6 +37,10 @@ export interface RequestContext {
   readAfter?: bigint;
   /** Present when the response cache may keep this request's answer. */
   cacheNote?: CacheNote;
+  /** Who is asking, as the rate limit counts clients (token subject, else address): live queries' per-client limit. */
+  client?: string;
+  /** The connection it came on (the TCP socket; the WebSocket): live queries' per-connection limit. */
+  connection?: object;
 }
 
 /** What hono's middleware leaves for the handlers behind them, and for each other. */

@@ -24,6 +24,8 @@ export interface WebSocketOptions {
   logger: Pick<Logger, 'info' | 'warn' | 'error'>;
   /** A larger message closes its connection with 1009, as a larger body gets 413 over HTTP. */
   maxMessageBytes?: number;
+  /** Who is asking, as the rate limit counts clients: live queries' per-client limit. */
+  clientOf?: (principal: Principal, upgrade: IncomingMessage) => string;
   /** Counts each operation against the caller's rate limit: the RATE_LIMITED error when over it. */
   refuseOverLimit?: (principal: Principal, upgrade: IncomingMessage) => Promise<DomainError | undefined>;
   /** Which documents are run (TRUSTED_DOCUMENTS); any when absent. */
@@ -41,7 +43,7 @@ export interface WebSocketOptions {
 export function serveGraphQLOverWebSocket(
   server: Server,
   yoga: GraphQLHandler,
-  { verifyToken, logger, maxMessageBytes, refuseOverLimit, trustedDocuments }: WebSocketOptions,
+  { verifyToken, logger, maxMessageBytes, clientOf, refuseOverLimit, trustedDocuments }: WebSocketOptions,
 ) {
   const sockets = new WebSocketServer({ server, path: yoga.graphqlEndpoint, maxPayload: maxMessageBytes });
   // The connections open now, so close() can tell when their operations have completed.
@@ -96,6 +98,8 @@ export function serveGraphQLOverWebSocket(
       params,
       requestId: crypto.randomUUID(),
       principal,
+      client: clientOf?.(principal, ctx.extra.request),
+      connection: ctx.extra.socket,
     });
     let document: ReturnType<typeof parse>;
     try {
