@@ -11,7 +11,7 @@ import { answerTags } from '../response-cache/dependencies.js';
 import type { RequestContext } from '../types.js';
 import { type LiveQueries, LiveQueryRefusal } from './store.js';
 
-type Context = GraphQLContext & RequestContext & { params?: { extensions?: Record<string, unknown> } };
+type Context = GraphQLContext & RequestContext & { params?: { extensions?: Record<string, unknown> }; request?: Request };
 type Execute = (args: ExecutionArgs) => unknown;
 type LiveResult = ExecutionResult & { isLive?: true };
 
@@ -44,13 +44,23 @@ export function useLiveQueries(live: LiveQueries, { requestTimeoutMs }: { reques
       addValidationRule(NoLiveMixedWithDeferStreamRule);
     },
     onExecute({ args, executeFn, setExecuteFn }) {
-      if (!isLiveOperation(args)) return;
+      if (!isLiveOperation(args) || !takesStreams(args.contextValue)) return;
       setExecuteFn((liveArgs) => serveLive(live, executeFn as Execute, liveArgs, requestTimeoutMs) as never);
     },
   };
 }
 
 const EMPTY = new Set<string>();
+
+/**
+ * Whether the caller can receive more than one answer: over WebSocket always; over HTTP when it
+ * accepts an event stream (SSE, graphql-sse) or multipart. A plain JSON request is answered once.
+ */
+function takesStreams(context: Context): boolean {
+  if (!context.request) return true;
+  const accept = context.request.headers.get('accept') ?? '';
+  return accept.includes('text/event-stream') || accept.includes('multipart/mixed');
+}
 
 async function serveLive(live: LiveQueries, execute: Execute, args: ExecutionArgs, requestTimeoutMs: number) {
   const context = args.contextValue as Context;
@@ -131,7 +141,22 @@ async function serveLive(live: LiveQueries, execute: Execute, args: ExecutionArg
     stopListening();
     registration.close();
   });
-  return wantsPatches ? applyLiveQueryJSONPatchGenerator(answers) : answers;
+  const sent = (wantsPatches ? applyLiveQueryJSONPatchGenerator(answers) : answers) as AsyncIterableIterator<LiveResult>;
+  // A client gone before its first answer was read never starts the repeater: its place is freed here too.
+  return {
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+    next: () => sent.next(),
+    return: (value?: unknown) => {
+      registration.close();
+      return sent.return?.(value) ?? Promise.resolve({ done: true as const, value: undefined });
+    },
+    throw: (error?: unknown) => {
+      registration.close();
+      return sent.throw?.(error) ?? Promise.reject(error);
+    },
+  } satisfies AsyncIterableIterator<LiveResult>;
 }
 
 /** A query's one answer (a live query has no @defer or @stream: NoLiveMixedWithDeferStreamRule). */
