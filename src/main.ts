@@ -85,6 +85,7 @@ const redisHealth = redis
   ? watchRedis(redis, logger, [
       'rate limits are counted per instance',
       'subscribers hear only the writes of their own instance',
+      'live queries are refreshed only by the writes of their own instance (all run again when Redis is back)',
       ...(config.responseCache ? ['queries are answered without the response cache, and writes outdate only the answers this instance keeps'] : []),
     ])
   : undefined;

@@ -1,6 +1,11 @@
 import { createHash } from 'node:crypto';
 import { applyLiveQueryJSONPatchGenerator } from '@n1ru4l/graphql-live-query-patch-json-patch';
-import { isLiveQueryOperationDefinitionNode, NoLiveMixedWithDeferStreamRule } from '@n1ru4l/graphql-live-query';
+import {
+  getLiveDirectiveArgumentValues,
+  getLiveDirectiveNode,
+  isLiveQueryOperationDefinitionNode,
+  NoLiveMixedWithDeferStreamRule,
+} from '@n1ru4l/graphql-live-query';
 import { Repeater } from '@repeaterjs/repeater';
 import { type ExecutionArgs, type ExecutionResult, getOperationAST } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
@@ -34,7 +39,8 @@ export function isLiveOperation(args: Pick<ExecutionArgs, 'document' | 'operatio
  * sent only when it differs from the last one sent. A client that asks
  * (`extensions: { "livePatch": "json-patch" }`) gets JSON patches
  * (RFC 6902, @n1ru4l/graphql-live-query-patch-json-patch) after the first
- * answer. The token's expiry ends it as it ends a subscription
+ * answer; `@live(throttle: ms)` asks for fewer runs (at most one a minute).
+ * The token's expiry ends it as it ends a subscription
  * (useSubscriptionTokenExpiry). Last among the plugins that choose the
  * executor, so that it runs the one they chose.
  */
@@ -86,7 +92,11 @@ async function serveLive(live: LiveQueries, execute: Execute, args: ExecutionArg
     registration.close();
     throw error;
   }
-  const { minIntervalMs } = live.settings;
+  // A client may ask for fewer runs (`@live(throttle: ms)`), never for more than the setting allows.
+  const operation = getOperationAST(args.document, args.operationName);
+  const directive = operation ? getLiveDirectiveNode(operation) : undefined;
+  const throttle = directive ? getLiveDirectiveArgumentValues(directive, args.variableValues).throttleValue : undefined;
+  const minIntervalMs = Math.max(live.settings.minIntervalMs, Math.min(throttle ?? 0, 60_000));
   const answers = new Repeater<LiveResult>(async (push, stop) => {
     const stopListening = live.onEndAll(() => stop());
     let last = fingerprint(first);
