@@ -1,4 +1,4 @@
-import { type DocumentNode, getOperationAST } from 'graphql';
+import { type DocumentNode, type ExecutionResult, getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { GraphQLContext } from '../../builder.js';
 import type { DomainEvent, EventPublisher } from '../../domain/events.js';
@@ -42,12 +42,28 @@ function recordWrite(
     },
   };
   return {
-    async onExecuteDone() {
+    async onExecuteDone({ result }: { result: unknown }) {
+      if (refusedWhole(result)) return;
       const declared = writeTags(args.schema, args.document, args.operationName, args.variableValues ?? undefined, published);
       const tags = await resolveWriteTags(declared, (petIds) => categoriesOf(context, petIds));
       await Promise.all(listeners.map((listener) => listener(tags)));
     },
   };
+}
+
+/** Codes of a mutation field refused before its resolver wrote anything (scopes, arguments). */
+const REFUSED_BEFORE_WRITING = new Set(['UNAUTHENTICATED', 'FORBIDDEN', 'VALIDATION_FAILED']);
+
+/**
+ * A mutation whose every field was refused at its root (a missing scope, a bad argument) and answered
+ * nothing: it wrote nothing, and reads nothing to say so. A refusal deeper down (a field of the
+ * mutation's answer) may follow a committed write, so it does not count.
+ */
+function refusedWhole(result: unknown): boolean {
+  if (!result || typeof result !== 'object' || Symbol.asyncIterator in result) return false;
+  const { data, errors } = result as ExecutionResult;
+  if (!errors?.length || (data && Object.values(data).some((value) => value !== null))) return false;
+  return errors.every((error) => (error.path?.length ?? 0) <= 1 && REFUSED_BEFORE_WRITING.has(String(error.extensions?.code)));
 }
 
 /** The category of each pet, read on the primary (a mutation's client) after the write. */
