@@ -16,7 +16,9 @@
  *     the gateway uncached, with its response cache, and PostGraphile (bench/lib/mix.ts).
  *  7. Replica routing pass: a primary and a streaming replica of the bench's own (initdb,
  *     pg_basebackup), the gateway on the primary alone and with the replica, side by side.
- *  8. Writes bench/results/latest.json and latest.md and prints the table.
+ *  8. Live pass: 1,000 live queries over SSE under writes, then the same clients polling every second
+ *     (bench/lib/live.ts).
+ *  9. Writes bench/results/latest.json and latest.md and prints the table.
  *
  * Whatever it started or made (servers, the database, the replica servers and their folder) is
  * undone at the end, on failure, and on SIGINT, SIGTERM or SIGHUP (bench/lib/cleanup.ts).
@@ -48,6 +50,7 @@ import {
 import { cleaningUp, cleanUp, cleanUpOnSignals } from './lib/cleanup.js';
 import { adminUrl, createDatabase, databaseUrl, dataSet, leftoverDatabases, loadData, placeOrderFunction, withClient } from './lib/data.js';
 import { countingPass, loadPass } from './lib/matrix.js';
+import { livePass } from './lib/live.js';
 import { mixPass } from './lib/mix.js';
 import { replicaRoutingPass } from './lib/replicas.js';
 import { type Operation, operations } from './lib/operations.js';
@@ -130,8 +133,9 @@ function describeRun(run: {
   rssAtStartMb: BenchResults['rssAtStartMb'];
   replicaRouting: BenchResults['replicaRouting'];
   mix: BenchResults['mix'];
+  live: BenchResults['live'];
 }): BenchResults {
-  const { peerNodeVersion, postgresVersion, preload, built, buildResult, operationResults, variantResults, cells, peakRssMb, rssAtStartMb, replicaRouting, mix } = run;
+  const { peerNodeVersion, postgresVersion, preload, built, buildResult, operationResults, variantResults, cells, peakRssMb, rssAtStartMb, replicaRouting, mix, live } = run;
   const finishedAt = new Date();
   return {
     startedAt: startedAt.toISOString(),
@@ -183,6 +187,7 @@ function describeRun(run: {
     rssAtStartMb,
     ...(replicaRouting ? { replicaRouting } : {}),
     ...(mix ? { mix } : {}),
+    ...(live ? { live } : {}),
     warnings,
   };
 }
@@ -194,6 +199,8 @@ async function main() {
   // PostGraphile and the bench database serve the passes that compare the two servers.
   const comparing = passes.has('count') || passes.has('mix');
   const peerNodeVersion = comparing ? await ensurePeers() : 'not run';
+  // The live pass needs the bench's data set, not PostGraphile.
+  const needsDatabase = comparing || passes.has('live');
   auth.token ??= await new SignJWT({ scope: allScopes.join(' ') })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setSubject('bench')
@@ -205,7 +212,7 @@ async function main() {
   const built = { commit: git(['rev-parse', 'HEAD']), dirty: git(['status', '--porcelain', '--', 'src', 'prisma']).length > 0 };
 
   const { postgresVersion, preload } = await serverFacts();
-  const database = comparing ? await prepareDatabase() : undefined;
+  const database = needsDatabase ? await prepareDatabase() : undefined;
 
   const variantResults: Record<string, VariantResult> = {};
   let operationResults: BenchResults['operations'] = [];
@@ -225,6 +232,7 @@ async function main() {
   }
   const mix = database && passes.has('mix') ? await mixPass(database.url, database.name) : undefined;
   const replicaRouting = passes.has('replicas') ? await replicaRoutingPass() : undefined;
+  const live = database && passes.has('live') ? await livePass(database.url) : undefined;
   const results = describeRun({
     peerNodeVersion,
     postgresVersion,
@@ -238,6 +246,7 @@ async function main() {
     rssAtStartMb,
     replicaRouting,
     mix,
+    live,
   });
   const markdown = renderMarkdown(results);
   writeFileSync(path.join(resultsDir, `${outputName}.json`), `${JSON.stringify(results, null, 2)}\n`);

@@ -2,7 +2,6 @@ import { type DocumentNode, getOperationAST, visit } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { GraphQLContext } from '../../builder.js';
 import { answerTags } from './dependencies.js';
-import type { ResponseCache } from './store.js';
 import type { RequestContext } from '../types.js';
 import { operationFacts } from '../plugins/operation-facts.js';
 
@@ -42,7 +41,7 @@ export function mayBeCached(document: DocumentNode, operationName?: string | nul
  *   caller's `principal.subject` depends on who asks and is never shared. No
  *   field reads it today; one that does is served fresh to each caller.
  */
-export function useResponseCache(cache: ResponseCache): Plugin<Context> {
+export function useResponseCache(): Plugin<Context> {
   return {
     onExecute({ args }) {
       const context = args.contextValue;

@@ -161,7 +161,7 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
           ]
         : []),
       useWriteTags(writeListeners),
-      ...(options.responseCache ? [useResponseCache(options.responseCache)] : []),
+      ...(options.responseCache ? [useResponseCache()] : []),
       ...(options.plans ? [useQueryPlans(options.plans)] : []),
       // After every plugin that chooses the executor: a live query runs the one they chose, again and again.
       ...(options.liveQueries ? [useLiveQueries(options.liveQueries, { requestTimeoutMs: settings.limits.requestTimeoutMs })] : []),
