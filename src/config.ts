@@ -182,6 +182,7 @@ const environmentSchema = z.object({
   LIVE_QUERY_MAX_PER_INSTANCE: wholeNumber('LIVE_QUERY_MAX_PER_INSTANCE', 0, 1_000_000).default(10_000).meta(about('Live queries', 'Live queries (`@live`) open at once on one instance; more are refused with `429 RATE_LIMITED` (`0`: `@live` is answered once, like any query). See live-queries.md.')),
   LIVE_QUERY_MAX_PER_CLIENT: wholeNumber('LIVE_QUERY_MAX_PER_CLIENT', 1, 1_000_000).default(100).meta(about('Live queries', 'Live queries one client (token subject, else address) may have open at once on one instance.')),
   LIVE_QUERY_MAX_PER_CONNECTION: wholeNumber('LIVE_QUERY_MAX_PER_CONNECTION', 1, 10_000).default(25).meta(about('Live queries', 'Live queries open at once on one WebSocket connection.')),
+  LIVE_QUERY_MAX_CONCURRENT_RUNS: wholeNumber('LIVE_QUERY_MAX_CONCURRENT_RUNS', 1, 1_000).default(4).meta(about('Live queries', 'Live queries running again at once on one instance; the others wait their turn (a write that touches many must not crowd the database pool).')),
   LIVE_QUERY_MIN_INTERVAL_MS: wholeNumber('LIVE_QUERY_MIN_INTERVAL_MS', 0, 60_000).default(250).meta(about('Live queries', 'The shortest time between two runs of one live query: the writes that touch it meanwhile are answered by one run.')),
   BODY_LIMIT_BYTES: wholeNumber('BODY_LIMIT_BYTES', 1_024, 10_485_760).default(102_400).meta(about('Limits', 'A request body over this is `413 PAYLOAD_TOO_LARGE`, chunked bodies too.')),
   GRAPHQL_COMPILE_AFTER_USES: wholeNumber('GRAPHQL_COMPILE_AFTER_USES', 0, 1_000_000).default(10).meta(about('GraphQL execution and caches', 'Compile a query with graphql-jit once it has run this many times within `GRAPHQL_COMPILE_WINDOW_MS` (`0`: graphql-js only). Compiling costs some 7 ms and keeps about 100 KB of generated code; it saves about half a millisecond per execution, so documents sent a few times are never compiled. Mutations, subscriptions, introspection, `@defer`/`@stream` and requests whose variables do not fit run on graphql-js; the answers are the same.')),
@@ -356,6 +357,8 @@ export interface LiveQuerySettings {
   maxPerClient: number;
   /** Live queries open at once on one instance. */
   maxPerInstance: number;
+  /** Live queries running again at once on one instance; the others wait their turn. */
+  maxConcurrentRuns: number;
 }
 
 export interface Config {
@@ -630,6 +633,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
             maxPerConnection: settings.LIVE_QUERY_MAX_PER_CONNECTION,
             maxPerClient: settings.LIVE_QUERY_MAX_PER_CLIENT,
             maxPerInstance: settings.LIVE_QUERY_MAX_PER_INSTANCE,
+            maxConcurrentRuns: settings.LIVE_QUERY_MAX_CONCURRENT_RUNS,
           }
         : undefined,
     introspection: settings.INTROSPECTION ?? !production,

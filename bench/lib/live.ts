@@ -50,9 +50,13 @@ class Tally {
   news = 0;
   errors = 0;
   private readonly last: string[] = [];
+  constructor(private readonly mode: string) {}
   seen(client: number, data: string) {
     this.answers++;
-    if (data.includes('"errors"')) this.errors++;
+    if (data.includes('"errors"')) {
+      // The first one goes into the report's warnings.
+      if (this.errors++ === 0) warnings.push(`live ${this.mode}: an answer with errors: ${data.slice(0, 300)}`);
+    }
     if (this.last[client] !== undefined && this.last[client] !== data) this.news++;
     this.last[client] = data;
   }
@@ -140,7 +144,7 @@ async function measure(mode: LiveResult['mode'], databaseUrl: string, shared: Re
     LIVE_QUERY_MAX_PER_INSTANCE: String(clients),
   });
   const url = `${server.url}/graphql`;
-  const tally = new Tally();
+  const tally = new Tally(mode);
   const agent = new http.Agent({ keepAlive: mode === 'polling', maxSockets: clients + 10 });
   const closers: Array<() => void> = [];
   const rssAtStart = memoryMb(server.pid)?.rss ?? null;
@@ -165,7 +169,7 @@ async function measure(mode: LiveResult['mode'], databaseUrl: string, shared: Re
         ? plan.map(async (watch, client) => {
             await sleep((POLL_INTERVAL_MS * client) / plan.length);
             for (let next = performance.now(); performance.now() < until; next += POLL_INTERVAL_MS) {
-              const answer = await post(url, polledQuery(watch)).catch((error: unknown) => ({ status: 0, text: String(error) }));
+              const answer = await post(url, polledQuery(watch), undefined, agent).catch((error: unknown) => ({ status: 0, text: String(error) }));
               tally.seen(client, answer.status === 200 ? answer.text : `{"errors":${answer.status}}`);
               const wait = next + POLL_INTERVAL_MS - performance.now();
               if (wait > 0) await sleep(wait);

@@ -191,13 +191,13 @@ function drawKind(random: () => number): string {
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: CLIENTS * 2 });
 
-export function post(url: string, body: string, token?: string): Promise<{ status: number; text: string }> {
+export function post(url: string, body: string, token?: string, via: http.Agent = agent): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const request = http.request(
       url,
       {
         method: 'POST',
-        agent,
+        agent: via,
         headers: {
           'content-type': 'application/json',
           'content-length': Buffer.byteLength(body),

@@ -40,6 +40,12 @@ export interface LiveQueries {
    * setting it is over) when a limit is reached.
    */
   open(entry: LiveQueryEntry, where: { client: string; connection: object | undefined }): LiveQueryRegistration | LiveQueryRefusal;
+  /**
+   * Waits for one of the LIVE_QUERY_MAX_CONCURRENT_RUNS places to run again; returns its release. A
+   * write that touches hundreds of live queries must not queue hundreds of reads at the database
+   * pool at once (those past DATABASE_MAX_WAITING would be refused).
+   */
+  runTurn(): Promise<() => void>;
   /** Ends every live query (their clients see them complete): for shutdown. */
   endAll(): void;
   /** Called by each live query with its own ending, so endAll can reach it. */
@@ -71,6 +77,13 @@ export function createLiveQueries({ settings, writes, registry }: LiveQueryStore
   const perConnection = new WeakMap<object, number>();
   const endings = new Set<() => void>();
   const counters = registry ? liveQueryMetrics(registry, () => all.size) : undefined;
+  let running = 0;
+  const waiting: Array<() => void> = [];
+  const release = () => {
+    const next = waiting.shift();
+    if (next) next();
+    else running--;
+  };
 
   const index = (entry: LiveQueryEntry, tags: ReadonlySet<string>) => {
     for (const tag of tags) {
@@ -145,6 +158,13 @@ export function createLiveQueries({ settings, writes, registry }: LiveQueryStore
           if (connection) perConnection.set(connection, Math.max(0, (perConnection.get(connection) ?? 1) - 1));
         },
       };
+    },
+    runTurn() {
+      if (running < settings.maxConcurrentRuns) {
+        running++;
+        return Promise.resolve(release);
+      }
+      return new Promise((resolve) => waiting.push(() => resolve(release)));
     },
     endAll() {
       for (const end of [...endings]) end();

@@ -110,10 +110,13 @@ async function serveLive(live: LiveQueries, execute: Execute, args: ExecutionArg
       timer = setTimeout(() => void runAgain(), Math.max(0, lastRunAt + minIntervalMs - Date.now()));
     };
     const runAgain = async () => {
-      due = false;
       running = true;
+      // Writes that come while it waits its turn are answered by this run.
+      const release = await live.runTurn();
+      due = false;
       lastRunAt = Date.now();
       try {
+        if (stopped) return;
         const signal = AbortSignal.timeout(requestTimeoutMs);
         // A context of its own: per-request loaders and caches start empty, and the resolvers check scopes again.
         const { cacheNote: _none, ...fresh } = context;
@@ -132,6 +135,7 @@ async function serveLive(live: LiveQueries, execute: Execute, args: ExecutionArg
         registration.retag(new Set(['*:write']));
         if (!stopped) await push({ errors: [toGraphQLError(error instanceof DomainError ? error : new DomainError('UNAVAILABLE', 'The live query could not be run again; it will be on the next write.'))], isLive: true });
       } finally {
+        release();
         running = false;
         if (due && !stopped) schedule();
       }
