@@ -197,6 +197,32 @@ describe('the same live document sent twice', () => {
   });
 });
 
+describe('as GraphiQL sends it', () => {
+  it('a GET with Accept: text/event-stream gets the first answer, then the next after a write', { timeout: 30_000 }, async () => {
+    const { pets } = await arrangePets(gateway.prisma, 5);
+    const url = new URL(`${gateway.baseUrl}/graphql`);
+    url.searchParams.set('query', PET);
+    url.searchParams.set('variables', JSON.stringify({ id: pets[0]!.id }));
+    const controller = new AbortController();
+    const response = await fetch(url, { headers: { accept: 'text/event-stream' }, signal: controller.signal });
+    expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let received = '';
+    const untilAnswers = async (count: number) => {
+      while ((received.match(/^event: next$/gm) ?? []).length < count) received += (await reader.read()).value ?? '';
+    };
+    try {
+      await untilAnswers(1);
+      expect(received).toContain('"quantity":5');
+      await setStock(pets[0]!.id, 8);
+      await untilAnswers(2);
+      expect(received).toContain('"quantity":8');
+    } finally {
+      controller.abort();
+    }
+  });
+});
+
 describe('the schema', () => {
   it('declares @live on queries, for GraphiQL and code generators', async () => {
     const answer = await gateway.graphql<{ __schema: { directives: Array<{ name: string; locations: string[] }> } }>(
