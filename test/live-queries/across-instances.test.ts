@@ -131,3 +131,18 @@ describe('when A loses Redis', () => {
     }
   });
 });
+
+describe('on shutdown', () => {
+  it('every live query completes, over SSE and WebSocket, and the process exits 0', { timeout: 60_000 }, async () => {
+    const leaving = await startProcess(database.url, { EVENTS_CHANNEL_PREFIX: prefix, REDIS_URL });
+    const { pets } = await arrangePets(database.prisma, 5);
+    const sse = await liveOn(leaving, 'SSE', pets[0]!.id);
+    const ws = await liveOn(leaving, 'WebSocket', pets[0]!.id);
+    await sse.next();
+    await ws.next();
+    const stopped = leaving.stop('SIGTERM');
+    expect(await sse.ended).toEqual({ kind: 'complete' });
+    expect(await ws.ended).toEqual({ kind: 'complete' });
+    expect(await stopped).toEqual({ code: 0, signal: null });
+  });
+});
