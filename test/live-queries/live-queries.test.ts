@@ -180,19 +180,28 @@ describe('JSON patches, for clients that ask', () => {
 });
 
 describe('the same live document sent twice', () => {
-  it('is answered live both times (a query plan never answers @live)', { timeout: 30_000 }, async () => {
+  it('is answered live both times (a query plan never answers @live), by one shared run per write', { timeout: 30_000 }, async () => {
     const { pets } = await arrangePets(gateway.prisma, 5);
     type Pet = { pet: { inventory: { quantity: number } } };
     const first = await subscribeSse<Pet>(`${gateway.baseUrl}/graphql`, PET, { variables: { id: pets[0]!.id } });
     const second = await subscribeSse<Pet>(`${gateway.baseUrl}/graphql`, PET, { variables: { id: pets[0]!.id } });
+    // The same document for another pet is a run of its own, which this write does not touch.
+    const other = await subscribeSse<Pet>(`${gateway.baseUrl}/graphql`, PET, { variables: { id: pets[0]!.id === '1' ? '2' : '1' } });
     try {
       await first.next();
       await second.next();
+      await other.next();
+      const [runs, pushes] = [
+        await liveCounter(gateway.baseUrl, 'petstore_live_query_reexecutions_total'),
+        await liveCounter(gateway.baseUrl, 'petstore_live_query_pushes_total'),
+      ];
       await setStock(pets[0]!.id, 1);
       expect(dataOf(await first.next()).pet.inventory.quantity).toBe(1);
       expect(dataOf(await second.next()).pet.inventory.quantity).toBe(1);
+      expect(await liveCounter(gateway.baseUrl, 'petstore_live_query_reexecutions_total')).toBe(runs + 1);
+      expect(await liveCounter(gateway.baseUrl, 'petstore_live_query_pushes_total')).toBe(pushes + 2);
     } finally {
-      await Promise.all([first.close(), second.close()]);
+      await Promise.all([first.close(), second.close(), other.close()]);
     }
   });
 });

@@ -4,17 +4,19 @@ import { DomainError } from '../../errors.js';
 import type { WriteNotices } from '../../events/bus.js';
 
 /**
- * The live queries open on this instance, indexed by the dependency tags of
- * their last answer (src/http/response-cache/dependencies.ts, the response
- * cache's own). Each write's tags (useWriteTags, told to every instance through
- * the event bus) mark the live queries they touch; a marked live query
- * re-executes once its minimum interval has passed since its last run, however
- * many writes marked it meanwhile (those are counted as coalesced). When Redis
- * comes back after an outage, every live query is marked: writes made on other
- * instances meanwhile were not heard.
+ * The live queries open on this instance. Identical live queries (the same
+ * document, variables and caller) share one run (use-live-queries.ts): what is
+ * indexed here is each such run, by the dependency tags of its last answer
+ * (src/http/response-cache/dependencies.ts, the response cache's own). Each
+ * write's tags (useWriteTags, told to every instance through the event bus)
+ * mark the runs they touch; a marked run happens once its minimum interval has
+ * passed since the last one, however many writes marked it meanwhile (those are
+ * counted as coalesced), and at most LIVE_QUERY_MAX_CONCURRENT_RUNS at once.
+ * When Redis comes back after an outage, every run is marked: writes made on
+ * other instances meanwhile were not heard.
  */
 
-/** One open live query, as the store sees it. */
+/** What a write can touch: a shared run of identical live queries. */
 export interface LiveQueryEntry {
   /** What its last answer depends on. */
   tags: ReadonlySet<string>;
@@ -22,24 +24,26 @@ export interface LiveQueryEntry {
   invalidate(): void;
 }
 
-export interface LiveQueryRegistration {
+export interface LiveQueryWatch {
   /** Its last answer depends on these now. */
   retag(tags: ReadonlySet<string>): void;
-  /** Counts a re-execution, and whether it pushed an answer. */
-  ran(pushed: boolean): void;
+  /** Counts a run, and the new answers it sent. */
+  ran(pushes: number): void;
   /** Another write arrived while a run was already due. */
   coalesced(): void;
-  /** It ended: stops listening and frees its places. */
+  /** No live query needs it any more. */
   close(): void;
 }
 
 export interface LiveQueries {
   settings: LiveQuerySettings;
   /**
-   * A new live query of `client` on `connection`: registered, or refused (RATE_LIMITED naming the
-   * setting it is over) when a limit is reached.
+   * A new live query of `client` on `connection`: admitted (close it when it ends), or refused
+   * (RATE_LIMITED naming the setting it is over) when a limit is reached.
    */
-  open(entry: LiveQueryEntry, where: { client: string; connection: object | undefined }): LiveQueryRegistration | LiveQueryRefusal;
+  admit(where: { client: string; connection: object | undefined }): { close(): void } | LiveQueryRefusal;
+  /** Indexes a shared run by what its answer depends on. */
+  watch(entry: LiveQueryEntry): LiveQueryWatch;
   /**
    * Waits for one of the LIVE_QUERY_MAX_CONCURRENT_RUNS places to run again; returns its release. A
    * write that touches hundreds of live queries must not queue hundreds of reads at the database
@@ -50,6 +54,7 @@ export interface LiveQueries {
   endAll(): void;
   /** Called by each live query with its own ending, so endAll can reach it. */
   onEndAll(end: () => void): () => void;
+  /** Live queries admitted and not yet closed. */
   readonly size: number;
 }
 
@@ -72,11 +77,12 @@ export interface LiveQueryStoreOptions {
 
 export function createLiveQueries({ settings, writes, registry }: LiveQueryStoreOptions): LiveQueries {
   const byTag = new Map<string, Set<LiveQueryEntry>>();
-  const all = new Set<LiveQueryEntry>();
+  const watched = new Set<LiveQueryEntry>();
+  let admitted = 0;
   const perClient = new Map<string, number>();
   const perConnection = new WeakMap<object, number>();
   const endings = new Set<() => void>();
-  const counters = registry ? liveQueryMetrics(registry, () => all.size) : undefined;
+  const counters = registry ? liveQueryMetrics(registry, () => admitted) : undefined;
   let running = 0;
   const waiting: Array<() => void> = [];
   const release = () => {
@@ -107,32 +113,47 @@ export function createLiveQueries({ settings, writes, registry }: LiveQueryStore
   });
   writes.onMissed(() => {
     counters?.missed.inc();
-    for (const entry of all) entry.invalidate();
+    for (const entry of watched) entry.invalidate();
   });
 
   return {
     settings,
     get size() {
-      return all.size;
+      return admitted;
     },
-    open(entry, { client, connection }) {
+    admit({ client, connection }) {
       const refuse = (limit: string, max: number, what: string) => {
         counters?.refusals.inc({ limit });
         return new LiveQueryRefusal(limit, max, what);
       };
-      if (all.size >= settings.maxPerInstance) return refuse('LIVE_QUERY_MAX_PER_INSTANCE', settings.maxPerInstance, 'on this instance');
+      if (admitted >= settings.maxPerInstance) return refuse('LIVE_QUERY_MAX_PER_INSTANCE', settings.maxPerInstance, 'on this instance');
       const ofClient = perClient.get(client) ?? 0;
       if (ofClient >= settings.maxPerClient) return refuse('LIVE_QUERY_MAX_PER_CLIENT', settings.maxPerClient, 'for this client');
       const onConnection = connection ? (perConnection.get(connection) ?? 0) : 0;
       if (connection && onConnection >= settings.maxPerConnection) {
         return refuse('LIVE_QUERY_MAX_PER_CONNECTION', settings.maxPerConnection, 'on this connection');
       }
-      all.add(entry);
+      admitted++;
       perClient.set(client, ofClient + 1);
       if (connection) perConnection.set(connection, onConnection + 1);
-      let tags = entry.tags;
-      index(entry, tags);
       let closed = false;
+      return {
+        close() {
+          if (closed) return;
+          closed = true;
+          admitted--;
+          const left = (perClient.get(client) ?? 1) - 1;
+          if (left > 0) perClient.set(client, left);
+          else perClient.delete(client);
+          if (connection) perConnection.set(connection, Math.max(0, (perConnection.get(connection) ?? 1) - 1));
+        },
+      };
+    },
+    watch(entry) {
+      let tags = entry.tags;
+      let closed = false;
+      watched.add(entry);
+      index(entry, tags);
       return {
         retag(next) {
           if (closed) return;
@@ -140,9 +161,9 @@ export function createLiveQueries({ settings, writes, registry }: LiveQueryStore
           tags = next;
           index(entry, tags);
         },
-        ran(pushed) {
+        ran(pushes) {
           counters?.reexecutions.inc();
-          if (pushed) counters?.pushes.inc();
+          if (pushes > 0) counters?.pushes.inc(pushes);
         },
         coalesced() {
           counters?.coalesced.inc();
@@ -151,11 +172,7 @@ export function createLiveQueries({ settings, writes, registry }: LiveQueryStore
           if (closed) return;
           closed = true;
           unindex(entry, tags);
-          all.delete(entry);
-          const left = (perClient.get(client) ?? 1) - 1;
-          if (left > 0) perClient.set(client, left);
-          else perClient.delete(client);
-          if (connection) perConnection.set(connection, Math.max(0, (perConnection.get(connection) ?? 1) - 1));
+          watched.delete(entry);
         },
       };
     },
@@ -189,7 +206,7 @@ function liveQueryMetrics(registry: Registry, open: () => number) {
   return {
     reexecutions: new Counter({
       name: 'petstore_live_query_reexecutions_total',
-      help: 'Live queries run again because a write touched what their answer depends on (or Redis came back).',
+      help: 'Runs of live queries after their first answer, because a write touched what their answer depends on (or Redis came back); identical live queries share one run.',
       registers: [registry],
     }),
     pushes: new Counter({
