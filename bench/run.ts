@@ -19,7 +19,9 @@
  *     the gateway uncached, with its response cache, and PostGraphile (bench/lib/mix.ts).
  *  8. Replica routing pass: a primary and a streaming replica of the bench's own (initdb,
  *     pg_basebackup), the gateway on the primary alone and with the replica, side by side.
- *  9. Writes bench/results/latest.json and latest.md and prints the table.
+ *  9. Live pass: 1,000 live queries over SSE under writes, then the same clients polling every second
+ *     (bench/lib/live.ts).
+ * 10. Writes bench/results/latest.json and latest.md and prints the table.
  *
  * Whatever it started or made (servers, the database, the replica servers and their folder) is
  * undone at the end, on failure, and on SIGINT, SIGTERM or SIGHUP (bench/lib/cleanup.ts).
@@ -52,6 +54,7 @@ import { cleaningUp, cleanUp, cleanUpOnSignals } from './lib/cleanup.js';
 import { adminUrl, createDatabase, databaseUrl, dataSet, leftoverDatabases, loadData, placeOrderFunction, withClient } from './lib/data.js';
 import { countingPass, loadPass } from './lib/matrix.js';
 import { ladderPass } from './lib/ladder.js';
+import { livePass } from './lib/live.js';
 import { mixPass } from './lib/mix.js';
 import { replicaRoutingPass } from './lib/replicas.js';
 import { type Operation, operations } from './lib/operations.js';
@@ -135,8 +138,9 @@ function describeRun(run: {
   replicaRouting: BenchResults['replicaRouting'];
   mix: BenchResults['mix'];
   ladder: BenchResults['ladder'];
+  live: BenchResults['live'];
 }): BenchResults {
-  const { peerNodeVersion, postgresVersion, preload, built, buildResult, operationResults, variantResults, cells, peakRssMb, rssAtStartMb, replicaRouting, mix, ladder } = run;
+  const { peerNodeVersion, postgresVersion, preload, built, buildResult, operationResults, variantResults, cells, peakRssMb, rssAtStartMb, replicaRouting, mix, ladder, live } = run;
   const finishedAt = new Date();
   return {
     startedAt: startedAt.toISOString(),
@@ -189,6 +193,7 @@ function describeRun(run: {
     ...(replicaRouting ? { replicaRouting } : {}),
     ...(mix ? { mix } : {}),
     ...(ladder ? { ladder } : {}),
+    ...(live ? { live } : {}),
     warnings,
   };
 }
@@ -200,6 +205,8 @@ async function main() {
   // PostGraphile and the bench database serve the passes that compare the two servers.
   const comparing = passes.has('count') || passes.has('mix') || passes.has('ladder');
   const peerNodeVersion = comparing ? await ensurePeers() : 'not run';
+  // The live pass needs the bench's data set, not PostGraphile.
+  const needsDatabase = comparing || passes.has('live');
   auth.token ??= await new SignJWT({ scope: allScopes.join(' ') })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setSubject('bench')
@@ -211,7 +218,7 @@ async function main() {
   const built = { commit: git(['rev-parse', 'HEAD']), dirty: git(['status', '--porcelain', '--', 'src', 'prisma']).length > 0 };
 
   const { postgresVersion, preload } = await serverFacts();
-  const database = comparing ? await prepareDatabase() : undefined;
+  const database = needsDatabase ? await prepareDatabase() : undefined;
 
   const variantResults: Record<string, VariantResult> = {};
   let operationResults: BenchResults['operations'] = [];
@@ -232,6 +239,7 @@ async function main() {
   const ladder = database && passes.has('ladder') ? await ladderPass(database.url, database.name) : undefined;
   const mix = database && passes.has('mix') ? await mixPass(database.url, database.name) : undefined;
   const replicaRouting = passes.has('replicas') ? await replicaRoutingPass() : undefined;
+  const live = database && passes.has('live') ? await livePass(database.url) : undefined;
   const results = describeRun({
     peerNodeVersion,
     postgresVersion,
@@ -246,6 +254,7 @@ async function main() {
     replicaRouting,
     mix,
     ladder,
+    live,
   });
   const markdown = renderMarkdown(results);
   writeFileSync(path.join(resultsDir, `${outputName}.json`), `${JSON.stringify(results, null, 2)}\n`);

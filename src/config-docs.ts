@@ -14,6 +14,7 @@ const GROUPS = [
   'Limits',
   'GraphQL execution and caches',
   'Response cache',
+  'Live queries',
   'Redis and events',
   'Legacy lookup',
   'Metrics and logs',

@@ -194,6 +194,11 @@ const environmentSchema = z.object({
   RESPONSE_CACHE_TTL_MS: wholeNumber('RESPONSE_CACHE_TTL_MS', 0, 3_600_000).default(0).meta(about('Response cache', 'Serve GraphQL queries from memory, per scope set, until a write they depend on or this long (`0`: off). See operations.md.')),
   RESPONSE_CACHE_MAX_ENTRIES: wholeNumber('RESPONSE_CACHE_MAX_ENTRIES', 1, 1_000_000).default(10_000).meta(about('Response cache', 'Answers kept at most.')),
   RESPONSE_CACHE_MAX_BYTES: wholeNumber('RESPONSE_CACHE_MAX_BYTES', 1_000_000, 8_000_000_000).default(64_000_000).meta(about('Response cache', 'The size of the answers kept at most; the least recently used go first.')),
+  LIVE_QUERY_MAX_PER_INSTANCE: wholeNumber('LIVE_QUERY_MAX_PER_INSTANCE', 0, 1_000_000).default(10_000).meta(about('Live queries', 'Live queries (`@live`) open at once on one instance; more are refused with `429 RATE_LIMITED` (`0`: `@live` is answered once, like any query). See live-queries.md.')),
+  LIVE_QUERY_MAX_PER_CLIENT: wholeNumber('LIVE_QUERY_MAX_PER_CLIENT', 1, 1_000_000).default(100).meta(about('Live queries', 'Live queries one client (token subject, else address) may have open at once on one instance.')),
+  LIVE_QUERY_MAX_PER_CONNECTION: wholeNumber('LIVE_QUERY_MAX_PER_CONNECTION', 1, 10_000).default(25).meta(about('Live queries', 'Live queries open at once on one WebSocket connection.')),
+  LIVE_QUERY_MAX_CONCURRENT_RUNS: wholeNumber('LIVE_QUERY_MAX_CONCURRENT_RUNS', 1, 1_000).default(4).meta(about('Live queries', 'Live queries running again at once on one instance; the others wait their turn (a write that touches many must not crowd the database pool).')),
+  LIVE_QUERY_MIN_INTERVAL_MS: wholeNumber('LIVE_QUERY_MIN_INTERVAL_MS', 0, 60_000).default(250).meta(about('Live queries', 'The shortest time between two runs of one live query: the writes that touch it meanwhile are answered by one run.')),
   BODY_LIMIT_BYTES: wholeNumber('BODY_LIMIT_BYTES', 1_024, 10_485_760).default(102_400).meta(about('Limits', 'A request body over this is `413 PAYLOAD_TOO_LARGE`, chunked bodies too.')),
   GRAPHQL_COMPILE_AFTER_USES: wholeNumber('GRAPHQL_COMPILE_AFTER_USES', 0, 1_000_000).default(10).meta(about('GraphQL execution and caches', 'Compile a query with graphql-jit once it has run this many times within `GRAPHQL_COMPILE_WINDOW_MS` (`0`: graphql-js only). Compiling costs some 7 ms and keeps about 100 KB of generated code; it saves about half a millisecond per execution, so documents sent a few times are never compiled. Mutations, subscriptions, introspection, `@defer`/`@stream` and requests whose variables do not fit run on graphql-js; the answers are the same.')),
   GRAPHQL_COMPILE_WINDOW_MS: wholeNumber('GRAPHQL_COMPILE_WINDOW_MS', 1_000, 86_400_000).default(60_000).meta(about('GraphQL execution and caches', 'The window in which a document\'s uses are counted.')),
@@ -397,6 +402,20 @@ export interface ResponseCacheSettings {
   keyPrefix: string;
 }
 
+/** Queries marked @live (src/http/live-queries/): how often one may run again, and how many may be open. */
+export interface LiveQuerySettings {
+  /** The shortest time between two runs of one live query (LIVE_QUERY_MIN_INTERVAL_MS). */
+  minIntervalMs: number;
+  /** Live queries open at once on one connection (a WebSocket's; an SSE request is one). */
+  maxPerConnection: number;
+  /** Live queries open at once by one client (token subject, else address), on one instance. */
+  maxPerClient: number;
+  /** Live queries open at once on one instance. */
+  maxPerInstance: number;
+  /** Live queries running again at once on one instance; the others wait their turn. */
+  maxConcurrentRuns: number;
+}
+
 export interface Config {
   nodeEnv: 'development' | 'test' | 'production';
   host: string;
@@ -434,6 +453,8 @@ export interface Config {
   eventsChannelPrefix: string;
   /** Off (undefined) unless RESPONSE_CACHE_TTL_MS is set above 0. */
   responseCache: ResponseCacheSettings | undefined;
+  /** Queries marked @live: their pace and limits; off (answered once) when LIVE_QUERY_MAX_PER_INSTANCE is 0. */
+  liveQueries: LiveQuerySettings | undefined;
   introspection: boolean;
   /** Serve the schema as an Apollo Federation v2 subgraph (`_service`, `_entities`, `@key`s): docs/federation.md. */
   federation: boolean;
@@ -482,6 +503,7 @@ export type GatewaySettings = Pick<
   Config,
   | 'limits'
   | 'responseCache'
+  | 'liveQueries'
   | 'graphiql'
   | 'introspection'
   | 'corsOrigins'
@@ -687,6 +709,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
             maxEntries: settings.RESPONSE_CACHE_MAX_ENTRIES,
             maxBytes: settings.RESPONSE_CACHE_MAX_BYTES,
             keyPrefix: `${settings.EVENTS_CHANNEL_PREFIX}response-cache:`,
+          }
+        : undefined,
+    liveQueries:
+      settings.LIVE_QUERY_MAX_PER_INSTANCE > 0
+        ? {
+            minIntervalMs: settings.LIVE_QUERY_MIN_INTERVAL_MS,
+            maxPerConnection: settings.LIVE_QUERY_MAX_PER_CONNECTION,
+            maxPerClient: settings.LIVE_QUERY_MAX_PER_CLIENT,
+            maxPerInstance: settings.LIVE_QUERY_MAX_PER_INSTANCE,
+            maxConcurrentRuns: settings.LIVE_QUERY_MAX_CONCURRENT_RUNS,
           }
         : undefined,
     introspection: settings.INTROSPECTION ?? !production,

@@ -77,6 +77,7 @@ export async function runGateway(config: Config, logger: Logger, startedAt: numb
     ? watchRedis(redis, logger, [
         'rate limits are counted per instance',
         'subscribers hear only the writes of their own instance',
+      'live queries are refreshed only by the writes of their own instance (all run again when Redis is back)',
         ...(config.responseCache ? ['queries are answered without the response cache, and writes outdate only the answers this instance keeps'] : []),
       ])
     : undefined;
@@ -200,6 +201,7 @@ export async function runGateway(config: Config, logger: Logger, startedAt: numb
     // subscriptions have ended and a proxy has had a moment to stop using them.
     await new Promise((resolve) => setImmediate(resolve));
     const closed = new Promise<void>((resolve) => net.Server.prototype.close.call(http, () => resolve()));
+  gateway.endLiveQueries();
     await events.close();
     await webSockets.close();
     await Promise.race([closed, delay(Math.min(KEEP_ALIVE_DRAIN_MS, config.shutdownGraceMs / 2))]);

@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import { cors } from 'hono/cors';
 import type { Redis } from 'ioredis';
 import type { TokenVerifier } from './auth/tokens.js';
@@ -24,6 +24,7 @@ import { errorAnswer } from './http/refusal.js';
 import { clientAddress } from './http/request.js';
 import { GRAPHQL_PATH, OPENAPI_PATH } from './http/routes.js';
 import { createResponseCache } from './http/response-cache/store.js';
+import { createLiveQueries } from './http/live-queries/store.js';
 import { createQueryPlans } from './http/query-plans/plans.js';
 import { type PlanVerification, plannedGraphQL } from './http/query-plans/serve.js';
 import { createGraphQLHandler, serveGraphQL } from './http/transports/graphql.js';
@@ -85,6 +86,9 @@ export function createGateway(options: GatewayOptions) {
   const responseCache = settings.responseCache
     ? createResponseCache({ ...settings.responseCache, redis: options.redis, logger, metrics })
     : undefined;
+  const liveQueries = settings.liveQueries
+    ? createLiveQueries({ settings: settings.liveQueries, writes: options.events.writes, registry: metrics.registry })
+    : undefined;
   const trustedDocuments: TrustedDocumentsOptions | undefined =
     settings.trustedDocuments.mode === 'off'
       ? undefined
@@ -116,7 +120,7 @@ export function createGateway(options: GatewayOptions) {
         caches: metrics.caches,
       })
     : undefined;
-  const graphql = createGraphQLHandler({ ...options, schema, legacy, lookups, responseCache, trustedDocuments, plans, demand });
+  const graphql = createGraphQLHandler({ ...options, schema, legacy, lookups, responseCache, trustedDocuments, plans, demand, liveQueries });
   const answering = plans
     ? plannedGraphQL(graphql, {
         schema,
@@ -158,6 +162,8 @@ export function createGateway(options: GatewayOptions) {
     budget,
   });
   const addressOf = clientAddress(settings.trustProxy);
+  // Who is asking, as the rate limit counts clients (live queries are limited per client the same way).
+  const clientOf = (c: Context<GatewayEnv>) => rateLimitClient(c.get('principal'), addressOf(c.env.incoming));
   // /metrics on a port of its own (METRICS_PORT) is not served on the API's.
   const metricsToken = settings.metrics.token;
   const app = new Hono<GatewayEnv>();
@@ -185,11 +191,11 @@ export function createGateway(options: GatewayOptions) {
   app.use(limitDuration(settings.limits.requestTimeoutMs));
   app.use(limitBody(settings.limits.bodyBytes));
   app.use(authenticate(options.verifyToken));
-  app.use(rateLimiter.middleware((c) => rateLimitClient(c.get('principal'), addressOf(c.env.incoming))));
+  app.use(rateLimiter.middleware(clientOf));
   app.use(refuseInvalidTokens());
   app.use(readAfterPosition());
 
-  app.all(GRAPHQL_PATH, serveGraphQL(answering, responseCache, budget));
+  app.all(GRAPHQL_PATH, serveGraphQL(answering, responseCache, budget, clientOf));
   app.route('/', createRestRouter({ ...options, legacy, lookups, budget }));
 
   app.notFound((c) => {
@@ -207,12 +213,14 @@ export function createGateway(options: GatewayOptions) {
         verifyToken: options.verifyToken,
         logger,
         maxMessageBytes: settings.limits.bodyBytes,
-        refuseOverLimit: (principal, request) => rateLimiter.refusalFor(rateLimitClient(principal, addressOf(request))),
         clientOf: (principal, request) => rateLimitClient(principal, addressOf(request)),
+        refuseOverLimit: (principal, request) => rateLimiter.refusalFor(rateLimitClient(principal, addressOf(request))),
         trustedDocuments,
       }),
     /** /metrics alone, for METRICS_PORT. */
     metricsApp: metricsRoutes({ ...options, metricsToken }),
+    /** For shutdown, before the event bus closes: every live query completes, over SSE and WebSocket alike. */
+    endLiveQueries: () => liveQueries?.endAll(),
     /** From now on /readyz answers 503, so load balancers stop sending traffic. */
     stopAccepting: () => {
       accepting = false;

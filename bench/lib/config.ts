@@ -21,7 +21,7 @@ export const settings = {
   concurrency: (process.env.BENCH_CONCURRENCY ?? '1,10,50').split(',').map((c) => Number.parseInt(c, 10)),
   countRequests: numberSetting('BENCH_COUNT_REQUESTS', 20),
 };
-const allPasses = ['count', 'load', 'ladder', 'mix', 'replicas'];
+const allPasses = ['count', 'load', 'ladder', 'mix', 'replicas', 'live'];
 /** The passes to run (BENCH_PASSES); BENCH_MIX=0 and BENCH_REPLICAS=0 leave theirs out. */
 export const passes = new Set((process.env.BENCH_PASSES ?? allPasses.join(',')).split(',').map((pass) => pass.trim()).filter(Boolean));
 for (const pass of passes) if (!allPasses.includes(pass)) throw new Error(`BENCH_PASSES: no pass ${pass} (${allPasses.join(', ')})`);

@@ -33,7 +33,7 @@ const SEED = 20261124;
 const CLIENTS = 10;
 
 /** mulberry32: a small seeded generator, so every run and every server gets the same sequence. */
-function seeded(seed: number): () => number {
+export function seeded(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;
@@ -45,7 +45,7 @@ function seeded(seed: number): () => number {
 }
 
 /** Ranks 1..n with P(k) ∝ k^-s; rank k is pet id k (low ids are the popular ones). */
-function zipf(n: number, s: number): (random: () => number) => number {
+export function zipf(n: number, s: number): (random: () => number) => number {
   const cdf = new Float64Array(n);
   let total = 0;
   for (let k = 1; k <= n; k++) cdf[k - 1] = total += 1 / k ** s;
@@ -191,13 +191,13 @@ function drawKind(random: () => number): string {
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: CLIENTS * 2 });
 
-function post(url: string, body: string, token?: string): Promise<{ status: number; text: string }> {
+export function post(url: string, body: string, token?: string, via: http.Agent = agent): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const request = http.request(
       url,
       {
         method: 'POST',
-        agent,
+        agent: via,
         headers: {
           'content-type': 'application/json',
           'content-length': Buffer.byteLength(body),
@@ -495,7 +495,7 @@ export async function mixPass(databaseUrl: string, databaseName: string): Promis
   return results;
 }
 
-async function redisAnswers(url: string): Promise<boolean> {
+export async function redisAnswers(url: string): Promise<boolean> {
   const redis = new Redis(url, { lazyConnect: true, connectTimeout: 1_000, maxRetriesPerRequest: 0, retryStrategy: () => null });
   redis.on('error', () => undefined);
   try {

@@ -28,7 +28,7 @@ const shared: Setting[] = [
 ];
 
 export const benchSettings: Setting[] = [
-  { name: 'BENCH_PASSES', default: 'count,load,ladder,mix,replicas', what: 'The passes to run (load also runs count; ladder runs the four reads on every rung of bench/ladder at c ≥ 10). PostGraphile and the bench database are set up only for count, load, ladder and mix.' },
+  { name: 'BENCH_PASSES', default: 'count,load,ladder,mix,replicas,live', what: 'The passes to run (load also runs count; ladder runs the four reads on every rung of bench/ladder at c ≥ 10). PostGraphile is set up only for count, load, ladder and mix; the bench database for those and live.' },
   { name: 'BENCH_DURATION', default: '8', what: 'Seconds of load per cell (the mix and replica passes scale it).' },
   { name: 'BENCH_WARMUP', default: '5', what: 'Seconds of warm-up per variant.' },
   { name: 'BENCH_CONCURRENCY', default: '1,10,50', what: 'Concurrency levels of the load pass (the ladder pass takes those of 10 and more).' },
@@ -36,7 +36,9 @@ export const benchSettings: Setting[] = [
   { name: 'BENCH_ONLY', default: 'all', what: 'Operation ids to run, e.g. 1,1c,3b.' },
   { name: 'BENCH_MIX', default: '1', what: '0: skip the realistic mix pass (as BENCH_PASSES without mix).' },
   { name: 'BENCH_REPLICAS', default: '1', what: '0: skip the replica routing pass (as BENCH_PASSES without replicas).' },
-  { name: 'BENCH_REDIS_URL', default: 'redis://127.0.0.1:6379', what: "Redis for the cached gateway's write log in the mix pass (in memory when it does not answer)." },
+  { name: 'BENCH_LIVE_CLIENTS', default: '1000', what: 'Clients of the live pass: live queries over SSE, then the same clients polling every second.' },
+  { name: 'BENCH_LIVE_WRITES_PER_SECOND', default: '10', what: 'Writes a second (renames, stock counts, orders) during the live pass.' },
+  { name: 'BENCH_REDIS_URL', default: 'redis://127.0.0.1:6379', what: "Redis for the cached gateway's write log in the mix pass and the write notices of the live pass (in memory when it does not answer)." },
   { name: 'BENCH_GATEWAY_NODE_ARGS', default: 'unset', what: 'Extra node flags for the gateway under load, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".' },
   { name: 'BENCH_OUTPUT', default: 'latest', what: 'Basename of the result files in bench/results.' },
   ...shared,

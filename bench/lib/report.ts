@@ -66,6 +66,26 @@ export interface LadderResult {
   peakRssMb: Partial<Record<LadderRung, number | null>>;
 }
 
+/** Live queries, or the same clients polling every second, under writes (bench/lib/live.ts). */
+export interface LiveResult {
+  mode: 'live' | 'polling';
+  clients: number;
+  durationS: number;
+  writes: number;
+  /** Answers the clients received during the run (live: pushes after the first answers; polling: every poll's). */
+  answers: number;
+  answersPerSecond: number;
+  /** Answers that differed from the client's previous one: news. */
+  news: number;
+  errors: number;
+  /** Live queries run again per write (live only). */
+  runsPerWrite: number | null;
+  coalescedWrites: number | null;
+  /** The gateway's CPU over the run, in % of one core. */
+  serverCpuPercent: number | null;
+  rssMb: { atStart: number | null; atEnd: number | null; peak: number | null };
+}
+
 /** The realistic mix on one server (bench/lib/mix.ts). */
 export interface MixResult {
   server: 'gateway' | 'gateway-cached' | 'postgraphile';
@@ -124,6 +144,8 @@ export interface BenchResults {
   mix?: MixResult[];
   /** The ladder pass (bench/lib/ladder.ts). */
   ladder?: LadderResult;
+  /** Live queries against polling (bench/lib/live.ts). */
+  live?: LiveResult[];
   warnings: string[];
 }
 
@@ -252,6 +274,29 @@ export function renderMarkdown(results: BenchResults): string {
           `${fmt(result.latencyMs.p50, 1)} / ${fmt(result.latencyMs.p99, 1)} | ${result.hitShare === null ? '–' : `${fmt(result.hitShare * 100)}%`} | ` +
           `${fmt(result.stale)} | ${fmt(result.checkedNames)} | ${fmt(result.ownWriteReads)} | ${fmt(result.writes)} | ${fmt(result.errors)} | ` +
           `${fmt(result.serverCpuMsPerRequest, 2)} / ${fmt(result.postgresCpuMsPerRequest, 2)} | ${fmt(result.loadGeneratorCpuPercent)}% |`,
+      );
+    }
+    lines.push('');
+  }
+
+  if (results.live?.length) {
+    const first = results.live[0]!;
+    lines.push('## Live queries against polling');
+    lines.push('');
+    lines.push(
+      `${fmt(first.clients)} clients, each watching one answer (80% a pet by id, Zipf over the read pets; 20% a category's ` +
+        'pets ordered by name), under the mix\'s writes (half renames, a quarter stock counts, a quarter orders): as live ' +
+        'queries over SSE, then polling every second, each on a gateway of its own. Answers: received during the run ' +
+        '(live: only those a write brought); news: answers that differed from the client\'s previous one.',
+    );
+    lines.push('');
+    lines.push('| Mode | s | writes | answers/s | news | runs per write | coalesced writes | gateway CPU % of a core | RSS MB start / end / peak | errors |');
+    lines.push('|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
+    for (const result of results.live) {
+      lines.push(
+        `| ${result.mode} | ${fmt(result.durationS, 1)} | ${fmt(result.writes)} | ${fmt(result.answersPerSecond, 1)} | ${fmt(result.news)} | ` +
+          `${fmt(result.runsPerWrite, 2)} | ${fmt(result.coalescedWrites)} | ${fmt(result.serverCpuPercent)} | ` +
+          `${fmt(result.rssMb.atStart)} / ${fmt(result.rssMb.atEnd)} / ${fmt(result.rssMb.peak)} | ${fmt(result.errors)} |`,
       );
     }
     lines.push('');

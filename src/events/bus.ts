@@ -17,9 +17,28 @@ export type PetstoreChannels = {
 
 export type PetstorePubSub = PubSub<PetstoreChannels>;
 
+/**
+ * What each write changed, as the response cache's dependency tags
+ * (src/http/response-cache/dependencies.ts), told to every instance: live
+ * queries re-execute when one touches what their answer depends on.
+ */
+export interface WriteNotices {
+  /** A write of this instance: heard here at once, and by the other instances through Redis. */
+  publish(tags: readonly string[]): void;
+  /** Hears every write's tags, this instance's and (with Redis) the others'; returns the way to stop. */
+  listen(listener: (tags: readonly string[]) => void): () => void;
+  /**
+   * Called when Redis is back after an outage: the writes other instances made meanwhile were not
+   * heard, so whatever depends on them must be read again.
+   */
+  onMissed(listener: () => void): () => void;
+}
+
 export interface EventBus {
   pubsub: PetstorePubSub;
   publisher: EventPublisher;
+  /** What writes changed, across instances. */
+  writes: WriteNotices;
   /** Subscriptions listening right now. */
   readonly openSubscriptions: number;
   /**
@@ -221,6 +240,40 @@ export function createEventBus(redisUrl?: string, options: EventBusOptions = {})
 
   const pubsub = { publish, subscribe } as unknown as PetstorePubSub;
 
+  // Each instance hears its own writes at once (even while Redis is away) and skips their echo from Redis.
+  const instance = crypto.randomUUID();
+  const writeChannel = channelOf('writes');
+  const writeListeners = new Set<(tags: readonly string[]) => void>();
+  const missedListeners = new Set<() => void>();
+  const tell = (tags: readonly string[]) => {
+    for (const listener of writeListeners) listener(tags);
+  };
+  target.addEventListener(writeChannel, (event) => {
+    const notice = (event as CustomEvent<unknown>).detail as { from?: unknown; tags?: unknown } | null;
+    if (!notice || notice.from === instance || !Array.isArray(notice.tags)) return;
+    tell(notice.tags.filter((tag): tag is string => typeof tag === 'string'));
+  });
+  // ioredis says `ready` at its first connection and after each reconnection (it subscribes again by itself).
+  let subscribedBefore = false;
+  subscriber?.on('ready', () => {
+    if (subscribedBefore) for (const listener of missedListeners) listener();
+    subscribedBefore = true;
+  });
+  const writes: WriteNotices = {
+    publish(tags) {
+      tell(tags);
+      if (publisher) target.dispatchEvent(new CustomEvent(writeChannel, { detail: { from: instance, tags } }));
+    },
+    listen(listener) {
+      writeListeners.add(listener);
+      return () => writeListeners.delete(listener);
+    },
+    onMissed(listener) {
+      missedListeners.add(listener);
+      return () => missedListeners.delete(listener);
+    },
+  };
+
   const publishEvent: EventPublisher['publish'] = (event: DomainEvent) => {
     switch (event.type) {
       case 'inventoryChanged':
@@ -239,6 +292,7 @@ export function createEventBus(redisUrl?: string, options: EventBusOptions = {})
   return {
     pubsub,
     publisher: { publish: publishEvent },
+    writes,
     get openSubscriptions() {
       return open.size;
     },

@@ -48,6 +48,10 @@ export interface RequestContext {
   cacheNote?: CacheNote;
   /** Present when the request spends a client's cost budget. */
   demand?: DemandNote;
+  /** Who is asking, as the rate limit counts clients (token subject, else address): live queries' per-client limit. */
+  client?: string;
+  /** The connection it came on (the TCP socket; the WebSocket): live queries' per-connection limit. */
+  connection?: object;
 }
 
 /** What hono's middleware leaves for the handlers behind them, and for each other. */

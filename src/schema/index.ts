@@ -1,3 +1,4 @@
+import { GraphQLLiveDirective } from '@n1ru4l/graphql-live-query';
 import { GraphQLDeferDirective, GraphQLStreamDirective, MapperKind, mapSchema } from '@graphql-tools/utils';
 import {
   type ConstArgumentNode,
@@ -42,8 +43,17 @@ const stabilityDirective = new GraphQLDirective({
 
 const buildOptions = {
   // graphql-js' own directives (@include, @skip, @deprecated…) too: a schema given a list has only those.
-  // @defer and @stream, which yoga's defer-stream plugin serves, belong to the schema clients validate against.
-  directives: [...specifiedDirectives, GraphQLDeferDirective, GraphQLStreamDirective, stabilityDirective, costDirective, listSizeDirective],
+  // @defer and @stream, which yoga's defer-stream plugin serves, belong to the schema clients validate against;
+  // so does @live, which marks a query to keep fresh (src/http/live-queries/).
+  directives: [
+    ...specifiedDirectives,
+    GraphQLDeferDirective,
+    GraphQLStreamDirective,
+    GraphQLLiveDirective,
+    stabilityDirective,
+    costDirective,
+    listSizeDirective,
+  ],
   sortSchema: true,
 };
 

@@ -2,7 +2,6 @@ import { createSchema, createYoga } from 'graphql-yoga';
 import { describe, expect, it } from 'vitest';
 import type { Principal } from '../../src/auth/scopes.js';
 import { useResponseCache } from '../../src/http/response-cache/use-response-cache.js';
-import { createResponseCache } from '../../src/http/response-cache/store.js';
 import type { CacheNote } from '../../src/http/types.js';
 
 /**
@@ -25,8 +24,7 @@ const schema = createSchema<{ principal: Principal; cacheNote: CacheNote }>({
 
 describe('an answer that read the caller’s subject', () => {
   it('is not noted as one to keep; one that read none is, with what it depends on', async () => {
-    const cache = createResponseCache({ ttlMs: 60_000, maxEntries: 100, maxBytes: 1_000_000, keyPrefix: 'subject-test:', logger: { warn: () => undefined } });
-    const yoga = createYoga<{ principal: Principal; cacheNote: CacheNote }>({ schema, plugins: [useResponseCache(cache) as never] });
+    const yoga = createYoga<{ principal: Principal; cacheNote: CacheNote }>({ schema, plugins: [useResponseCache() as never] });
     const ask = async (query: string) => {
       const cacheNote: CacheNote = {};
       const response = await yoga.fetch(

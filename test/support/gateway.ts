@@ -8,7 +8,7 @@ import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { createTokenVerifier, type TokenKeys } from '../../src/auth/tokens.js';
 import type { PlanMismatch } from '../../src/http/query-plans/serve.js';
-import { type GatewaySettings, type Limits, loadConfig, type ResponseCacheSettings, type TrustProxy } from '../../src/config.js';
+import { type GatewaySettings, type Limits, type LiveQuerySettings, loadConfig, type ResponseCacheSettings, type TrustProxy } from '../../src/config.js';
 import { createPrismaClient, type PrismaClient } from '../../src/database/client.js';
 import { startEmbeddedPostgres } from '../../src/database/embedded.js';
 import type { LegacyAfterSunset } from '../../src/legacy.js';
@@ -63,6 +63,8 @@ export interface GatewayTestOptions {
    * called when the gateway starts (e.g. once a local JWKS server listens).
    */
   tokenKeys?: TokenKeys | (() => TokenKeys);
+  /** Live queries' pace and limits (the defaults unless given; false: @live answered once). */
+  liveQueries?: Partial<LiveQuerySettings> | false;
   /** Serve queries from a response cache (off by default, as in production). */
   responseCache?: ResponseCacheSettings;
   /** Which proxies may name the client (TRUST_PROXY); none by default. */
@@ -217,6 +219,7 @@ function testSettings(options: GatewayTestOptions): GatewaySettings {
       afterSunset: options.legacyAfterSunset ?? defaults.legacy.afterSunset,
     },
     responseCache: options.responseCache,
+    liveQueries: options.liveQueries === false ? undefined : { ...defaults.liveQueries!, ...options.liveQueries },
     trustProxy: options.trustProxy ?? false,
     // From the first use, so every test of a query drives the compiled path.
     compiledExecution:

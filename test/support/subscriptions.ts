@@ -81,6 +81,8 @@ export interface SubscribeOptions {
   /** Sent as `Authorization: Bearer <token>`; anonymous when absent. */
   token?: string;
   headers?: Record<string, string>;
+  /** The request's `extensions` (a live query's `livePatch`, say). */
+  extensions?: Record<string, unknown>;
 }
 
 /** One SSE event as sent: `event:` and the joined `data:` lines. */
@@ -106,7 +108,7 @@ export async function subscribeSse<T = Record<string, unknown>>(
       ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
       ...options.headers,
     },
-    body: JSON.stringify({ query, variables: options.variables }),
+    body: JSON.stringify({ query, variables: options.variables, extensions: options.extensions }),
   });
   const queue = resultQueue<T>();
   if (!response.body || !(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) {

@@ -14,8 +14,8 @@ import { type GatewayProcess, projectRoot, run } from '../support/processes.js';
  * Generator types its documents and writes its trusted-documents manifest, Vite builds it, a static
  * server serves it, and headless Chromium drives it against a real gateway process that runs only
  * that manifest's documents (TRUSTED_DOCUMENTS=require) and lets the app's origin in (CORS_ORIGINS).
- * The list renders page by page, an order lowers the stock on screen, and the subscription brings
- * the new stock to a second page; a pet that is sold or has no stock is offered no order. Screenshots
+ * The list, a live query (`@live`), renders page by page, an order lowers the stock on screen, and
+ * the gateway sends the changed page to a second page; a pet that is sold or has no stock is offered no order. Screenshots
  * go to test/web/screenshots/.
  */
 
@@ -92,10 +92,10 @@ async function openApp(): Promise<Page> {
   return page;
 }
 
-/** Subscriptions open on the gateway, as its metrics count them. */
-async function openSubscriptions(): Promise<number> {
+/** Live queries open on the gateway, as its metrics count them. */
+async function openLiveQueries(): Promise<number> {
   const metrics = await fetch(`${gateway!.baseUrl}/metrics`).then((response) => response.text());
-  return Number(metrics.match(/^petstore_open_subscriptions (\d+)/m)?.[1]);
+  return Number(metrics.match(/^petstore_live_queries (\d+)/m)?.[1]);
 }
 
 const rowOf = (page: Page, name: string) => page.locator('tr', { hasText: name });
@@ -117,10 +117,9 @@ describe.skipIf(!haveChromium)('the example web app, in Chromium, against a gate
     await first.locator('#previous').click();
     await expect.poll(() => first.locator('tr[data-pet] td:first-child').allTextContents()).toHaveLength(5);
 
-    // A second page, subscribed to stock changes.
+    // A second page, its list live too (the first page's live query, opened anew at each page, is the other).
     const second = await openApp();
-    // Give its subscription a moment to be set up on the gateway before the order.
-    await expect.poll(async () => (await fetch(`${gateway!.baseUrl}/metrics`).then((r) => r.text())).match(/^petstore_open_subscriptions (\d+)/m)?.[1]).toBe('2');
+    await expect.poll(openLiveQueries).toBe(2);
 
     expect(await stockOf(second, 'Dog 2').textContent()).toBe('3');
     await first.locator('tr', { hasText: 'Dog 2' }).locator('button').click();
@@ -133,11 +132,11 @@ describe.skipIf(!haveChromium)('the example web app, in Chromium, against a gate
   });
 
   it('offers no order for a sold pet or one without stock, and takes the offer away when the last one is ordered', async () => {
-    // The pages of the test before stay open, with their subscriptions.
-    const before = await openSubscriptions();
+    // The pages of the test before stay open, with their live queries.
+    const before = await openLiveQueries();
     const first = await openApp();
     const second = await openApp();
-    await expect.poll(openSubscriptions).toBe(before + 2);
+    await expect.poll(openLiveQueries).toBe(before + 2);
 
     for (const page of [first, second]) {
       expect(await rowOf(page, 'Dog 3').locator('.status').textContent()).toBe('SOLD');

@@ -2,8 +2,9 @@ import { graphql } from './gql/index.js';
 
 /** The operations this app sends: GraphQL Code Generator types them and lists them in its manifest. */
 
+/** A live query: the gateway sends the page again whenever a write changes what it shows. */
 export const PetsPage = graphql(`
-  query PetsPage($after: String) {
+  query PetsPage($after: String) @live {
     pets(first: 5, after: $after) {
       totalCount
       pageInfo { hasNextPage endCursor }
@@ -18,11 +19,5 @@ export const OrderOne = graphql(`
       id
       pet { id status inventory { quantity } }
     }
-  }
-`);
-
-export const StockChanges = graphql(`
-  subscription StockChanges {
-    inventoryChanged { petId quantity status }
   }
 `);

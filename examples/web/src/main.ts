@@ -1,11 +1,12 @@
-import { Client, fetchExchange, subscriptionExchange } from '@urql/core';
+import { Client, fetchExchange, type Operation, subscriptionExchange } from '@urql/core';
 import { persistedExchange } from '@urql/exchange-persisted';
 import { createClient as createWebSocketClient } from 'graphql-ws';
-import { OrderOne, PetsPage, StockChanges } from './documents.js';
+import { OrderOne, PetsPage } from './documents.js';
 
 /**
  * A small typed web client of the Petstore gateway: pets page by page with their stock, an order
- * button (with a token) on those that have stock, and stock kept live by a subscription. Operations
+ * button (with a token) on those that have stock. The page is a live query (`@live`): the gateway
+ * sends it again whenever a write, from any client, changes what it shows. Operations
  * are sent by their id in the trusted-documents manifest, never as text, so it works against
  * TRUSTED_DOCUMENTS=require.
  *
@@ -21,14 +22,24 @@ const idOf = (document: unknown) => (document as { __meta__?: { hash?: string } 
 
 const webSocket = createWebSocketClient({ url: `${gateway.replace(/^http/, 'ws')}/graphql`, connectionParams: authorization });
 
+/** A query marked @live: answered over the WebSocket, as often as the gateway has news. */
+const isLive = (operation: Operation) =>
+  operation.kind === 'query' &&
+  operation.query.definitions.some(
+    (definition) =>
+      definition.kind === 'OperationDefinition' &&
+      definition.operation === 'query' &&
+      definition.directives?.some((directive) => directive.name.value === 'live'),
+  );
+
 const client = new Client({
   url: `${gateway}/graphql`,
   fetchOptions: { headers: authorization },
   preferGetMethod: false,
   exchanges: [
     persistedExchange({ enforcePersistedQueries: true, enableForMutation: true, generateHash: async (_query, document) => idOf(document) }),
-    fetchExchange,
     subscriptionExchange({
+      isSubscriptionOperation: (operation) => operation.kind === 'subscription' || isLive(operation),
       forwardSubscription: (request, operation) => ({
         subscribe: (sink) => ({
           // The id instead of the text, as over HTTP.
@@ -39,6 +50,7 @@ const client = new Client({
         }),
       }),
     }),
+    fetchExchange,
   ],
 });
 
@@ -80,12 +92,35 @@ function showStock(petId: string, quantity: number | undefined, petStatus?: stri
   showAction(row, quantity, row.querySelector('.status')!.textContent ?? '');
 }
 
-async function load(after: string | null) {
-  const result = await client.query(PetsPage, { after }, { requestPolicy: 'network-only' }).toPromise();
-  if (result.error || !result.data) return say(result.error?.message ?? 'No answer', true);
-  const { pets } = result.data;
+/** The live page shown now; a new page ends it. */
+let shown: { unsubscribe(): void } | undefined;
+
+function load(after: string | null) {
+  shown?.unsubscribe();
+  let first = true;
+  shown = client.query(PetsPage, { after }, { requestPolicy: 'network-only' }).subscribe((result) => {
+    if (result.error || !result.data) return say(result.error?.message ?? 'No answer', true);
+    render(after, result.data.pets, first);
+    first = false;
+  });
+}
+
+/** One answer of the live page: the first one when the page is opened, then each one a write brought. */
+function render(after: string | null, pets: Parameters<typeof renderRows>[0], first: boolean) {
   current = after;
   endCursor = pets.pageInfo.endCursor ?? null;
+  renderRows(pets);
+  next.disabled = !pets.pageInfo.hasNextPage;
+  previous.disabled = cursors.length === 0;
+  // A later answer leaves what the page says (an order's confirmation) alone.
+  if (first) say(`${pets.totalCount} pets; page ${cursors.length + 1}.`);
+}
+
+function renderRows(pets: {
+  totalCount: number;
+  pageInfo: { hasNextPage: boolean; endCursor?: string | null };
+  nodes: Array<{ id: string; name: string; status?: string | null; inventory?: { quantity: number } | null }>;
+}) {
   rows.replaceChildren(
     ...pets.nodes.map((pet) => {
       const row = document.createElement('tr');
@@ -101,9 +136,6 @@ async function load(after: string | null) {
       return row;
     }),
   );
-  next.disabled = !pets.pageInfo.hasNextPage;
-  previous.disabled = cursors.length === 0;
-  say(`${pets.totalCount} pets; page ${cursors.length + 1}.`);
 }
 
 async function placeOrder(petId: string, name: string) {
@@ -116,13 +148,8 @@ async function placeOrder(petId: string, name: string) {
 
 next.addEventListener('click', () => {
   cursors.push(current);
-  void load(endCursor);
+  load(endCursor);
 });
-previous.addEventListener('click', () => void load(cursors.pop() ?? null));
+previous.addEventListener('click', () => load(cursors.pop() ?? null));
 
-client.subscription(StockChanges, {}).subscribe((result) => {
-  const change = result.data?.inventoryChanged;
-  if (change) showStock(change.petId, change.quantity, change.status);
-});
-
-void load(null);
+load(null);

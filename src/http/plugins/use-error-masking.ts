@@ -209,7 +209,10 @@ export function useErrorMasking({
     },
     onExecute: () => ({
       onExecuteDone: ({ args, result, setResult }) => {
-        if ('errors' in result) setResult(classifyAll(result, requestIdOf(args.contextValue)) as never);
+        const requestId = requestIdOf(args.contextValue);
+        // A query answered as a stream (a live query's answers, @defer's parts): each one classified.
+        if (isAsyncIterable(result)) return { onNext: ({ result, setResult }) => setResult(classifyAll(result as Result, requestId) as never) };
+        if ('errors' in result) setResult(classifyAll(result, requestId) as never);
       },
     }),
     onSubscribe: () => ({

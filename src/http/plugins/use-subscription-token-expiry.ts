@@ -2,6 +2,7 @@ import type { ExecutionResult } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { GraphQLContext } from '../../builder.js';
 import { DomainError, toGraphQLError } from '../../errors.js';
+import { isLiveOperation } from '../live-queries/use-live-queries.js';
 
 /** setTimeout's longest delay (about 24.8 days); a later expiry is not watched. */
 const LONGEST_TIMER_MS = 2 ** 31 - 1;
@@ -60,13 +61,23 @@ function untilExpiry(
 }
 
 /**
- * A subscription lives no longer than the token it was opened with: when the
- * token expires, the subscriber gets one UNAUTHENTICATED error and the
- * operation completes, over SSE and WebSocket alike. (graphql-ws takes the
+ * A subscription, or a live query, lives no longer than the token it was opened
+ * with: when the token expires, the subscriber gets one UNAUTHENTICATED error
+ * and the operation completes, over SSE and WebSocket alike. (graphql-ws takes the
  * token once per connection: a WebSocket client reconnects with a new one.)
  */
 export function useSubscriptionTokenExpiry(): Plugin<GraphQLContext> {
   return {
+    // A live query (@live) answers as a stream too, and ends the same way.
+    onExecute({ args }) {
+      const expiresAt = (args.contextValue as GraphQLContext).principal.expiresAt;
+      if (expiresAt === undefined || expiresAt - Date.now() > LONGEST_TIMER_MS || !isLiveOperation(args)) return;
+      return {
+        onExecuteDone({ result, setResult }) {
+          if (isAsyncIterable(result)) setResult(untilExpiry(result, expiresAt));
+        },
+      };
+    },
     onSubscribe({ args }) {
       const expiresAt = (args.contextValue as GraphQLContext).principal.expiresAt;
       if (expiresAt === undefined || expiresAt - Date.now() > LONGEST_TIMER_MS) return;

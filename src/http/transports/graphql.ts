@@ -28,6 +28,9 @@ import { useRequestDeadline } from '../plugins/use-request-deadline.js';
 import { answerWithCache } from '../response-cache/serve.js';
 import type { ResponseCache } from '../response-cache/store.js';
 import { mayBeCached, useResponseCache } from '../response-cache/use-response-cache.js';
+import { useWriteTags, type WriteListener } from '../response-cache/use-write-tags.js';
+import type { LiveQueries } from '../live-queries/store.js';
+import { isLiveOperation, useLiveQueries } from '../live-queries/use-live-queries.js';
 import { passOn } from '../answer.js';
 import type { CostBudget } from '../demand/budget.js';
 import type { DemandControl } from '../demand/control.js';
@@ -64,6 +67,8 @@ export interface GraphQLOptions {
   plans?: QueryPlans;
   /** The cost limit and budgets (src/http/demand/). */
   demand: DemandControl;
+  /** Queries marked @live, kept fresh by the writes that touch them; @live is answered once when absent. */
+  liveQueries?: LiveQueries;
 }
 
 export type GraphQLHandler = YogaServerInstance<RequestContext, GraphQLContext>;
@@ -84,6 +89,16 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
     documentCache: boundedCache<string, DocumentNode>('graphql_documents', documentBounds, options.metrics.caches, { sizeOf: sizeOfText }),
     errorCache: boundedCache<string, Error>('graphql_parse_errors', documentBounds, options.metrics.caches, { sizeOf: sizeOfText }),
   };
+  // Told what each write changed (its dependency tags), before it answers.
+  const writeListeners: WriteListener[] = [
+    ...(options.responseCache ? [options.responseCache.versions.stamp] : []),
+    // Every instance hears every write, whether or not this one serves live queries.
+    (tags: ReadonlySet<string>) => options.events.writes.publish([...tags]),
+  ];
+  // Queries whose answers must never be behind a write: those the response cache may keep, and live ones.
+  const onPrimary = (document: DocumentNode, operationName?: string | null) =>
+    (options.liveQueries !== undefined && isLiveOperation({ document, operationName })) ||
+    (options.responseCache !== undefined && mayBeCached(document, operationName));
   return createYoga<RequestContext, GraphQLContext>({
     parserAndValidationCache,
     schema: options.schema ?? servedSchema(options.legacy, { federation: settings.federation }),
@@ -140,7 +155,7 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
       useOperationObserver(options.metrics),
       useDeprecationNotice(options.legacy),
       ...(options.readRouting?.enabled
-        ? [useReadRouting(options.readRouting, { onPrimary: options.responseCache ? mayBeCached : undefined })]
+        ? [useReadRouting(options.readRouting, { onPrimary })]
         : []),
       // Before the response cache, which then wraps the compiled executor (after it, the cache was bypassed).
       ...(settings.compiledExecution
@@ -152,8 +167,11 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
             }),
           ]
         : []),
-      ...(options.responseCache ? [useResponseCache(options.responseCache)] : []),
+      useWriteTags(writeListeners),
+      ...(options.responseCache ? [useResponseCache()] : []),
       ...(options.plans ? [useQueryPlans(options.plans)] : []),
+      // After every plugin that chooses the executor: a live query runs the one they chose, again and again.
+      ...(options.liveQueries ? [useLiveQueries(options.liveQueries, { requestTimeoutMs: settings.limits.requestTimeoutMs })] : []),
       // Off, it still tells a browser why it gets no page.
       useGraphiQL(GRAPHQL_PATH, { title: 'Petstore GraphQL gateway' }, settings.graphiql),
     ],
@@ -164,7 +182,12 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
  * The hono handler of /graphql: yoga (behind its query plans when they are on), behind the response
  * cache when it is on, whose answers spend `budget` as executed ones do.
  */
-export function serveGraphQL(yoga: GraphQLFetch | ReturnType<typeof plannedGraphQL>, cache?: ResponseCache, budget?: CostBudget) {
+export function serveGraphQL(
+  yoga: GraphQLFetch | ReturnType<typeof plannedGraphQL>,
+  cache?: ResponseCache,
+  budget?: CostBudget,
+  clientOf?: (c: Context<GatewayEnv>) => string,
+) {
   return async (c: Context<GatewayEnv>) => {
     if (c.req.method === 'PUT') {
       // What graphql-sse's single connection mode sends first, to reserve its stream: say so.
@@ -186,6 +209,8 @@ export function serveGraphQL(yoga: GraphQLFetch | ReturnType<typeof plannedGraph
       deadline: c.get('deadline'),
       readAfter: c.get('readAfter'),
       demand: c.get('demand'),
+      client: clientOf?.(c),
+      connection: c.env.incoming?.socket,
     };
     if (cache && (c.req.method === 'GET' || c.req.method === 'POST')) return answerWithCache(c, yoga, cache, serverContext, budget);
     return passOn(c, await yoga.fetch(c.req.raw, serverContext));

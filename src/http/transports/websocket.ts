@@ -27,7 +27,10 @@ export interface WebSocketOptions {
   maxMessageBytes?: number;
   /** Counts each operation against the caller's rate limit: the RATE_LIMITED error when over it. */
   refuseOverLimit?: (principal: Principal, upgrade: IncomingMessage) => Promise<DomainError | undefined>;
-  /** Whose cost budget an operation spends: the token's subject, else the client's address. */
+  /**
+   * Who is asking, as the rate limit counts clients (the token's subject, else the client's
+   * address): whose cost budget an operation spends, and live queries' per-client limit.
+   */
   clientOf?: (principal: Principal, upgrade: IncomingMessage) => string;
   /** Which documents are run (TRUSTED_DOCUMENTS); any when absent. */
   trustedDocuments?: TrustedDocumentsSettings;
@@ -101,6 +104,8 @@ export function serveGraphQLOverWebSocket(
       requestId: crypto.randomUUID(),
       principal,
       ...(clientOf ? { demand: { client: clientOf(principal, ctx.extra.request) } } : {}),
+      client: clientOf?.(principal, ctx.extra.request),
+      connection: ctx.extra.socket,
     });
     let document: ReturnType<typeof parse>;
     try {
