@@ -119,7 +119,10 @@ describe('the README, run as written', () => {
     expect(Array.isArray(listed)).toBe(true);
 
     expect(subscribe).toBe('');
-    expect(jsonOf(write!)[0]).toEqual({ data: { updateInventory: { quantity: 7, status: 'AVAILABLE' } } });
+    expect(jsonOf(write!)[0]).toEqual({
+      data: { updateInventory: { quantity: 7, status: 'AVAILABLE' } },
+      extensions: { cost: { estimated: expect.any(Number), actual: expect.any(Number), budgetLeft: expect.any(Number) } },
+    });
     expect(subscription).toContain('event: next');
     expect(subscription).toContain('"inventoryChanged":{"petId":"1","quantity":7,"status":"AVAILABLE"}');
   });
