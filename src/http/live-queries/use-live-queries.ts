@@ -12,6 +12,8 @@ import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { GraphQLContext } from '../../builder.js';
 import { whileRequestLasts } from '../../database/cancellation.js';
 import { DomainError, toGraphQLError } from '../../errors.js';
+import type { DemandControl } from '../demand/control.js';
+import { throttled } from '../demand/budget.js';
 import { answerTags } from '../response-cache/dependencies.js';
 import type { RequestContext } from '../types.js';
 import { type LiveQueries, LiveQueryRefusal, type LiveQueryWatch } from './store.js';
@@ -43,11 +45,17 @@ export function isLiveOperation(args: Pick<ExecutionArgs, 'document' | 'operatio
  * (RFC 6902, @n1ru4l/graphql-live-query-patch-json-patch) after the first
  * answer; `@live(throttle: ms)` asks for fewer runs (at most one a minute).
  * The token's expiry ends it as it ends a subscription
- * (useSubscriptionTokenExpiry). Last among the plugins that choose the
- * executor, so that it runs the one they chose.
+ * (useSubscriptionTokenExpiry). With demand control, subscribing spends the
+ * estimate (useDemandControl) and each run after it the actual cost of its
+ * answer, of the budget of each client it serves: a client whose budget no
+ * longer holds it gets THROTTLED, and its live query ends. Last among the
+ * plugins that choose the executor, so that it runs the one they chose.
  */
-export function useLiveQueries(live: LiveQueries, { requestTimeoutMs }: { requestTimeoutMs: number }): Plugin<Context> {
-  const serveLive = serveLiveQueries(live, requestTimeoutMs);
+export function useLiveQueries(
+  live: LiveQueries,
+  { requestTimeoutMs, demand }: { requestTimeoutMs: number; demand?: DemandControl },
+): Plugin<Context> {
+  const serveLive = serveLiveQueries(live, requestTimeoutMs, demand);
   return {
     onValidate({ addValidationRule }) {
       addValidationRule(NoLiveMixedWithDeferStreamRule);
@@ -73,6 +81,10 @@ function takesStreams(context: Context): boolean {
 interface Member {
   last: string;
   send(result: LiveResult): void;
+  /** Whose budget its runs spend (none without demand control's note). */
+  client: string | undefined;
+  /** Sends its last answer, an error, and ends it. */
+  end(error: DomainError): void;
 }
 
 /** Identical live queries (same document, variables, caller's subject and scopes): one run serves them all. */
@@ -96,7 +108,7 @@ function sharingKey(args: ExecutionArgs): string {
     .digest('base64url');
 }
 
-function serveLiveQueries(live: LiveQueries, requestTimeoutMs: number) {
+function serveLiveQueries(live: LiveQueries, requestTimeoutMs: number, demand: DemandControl | undefined) {
   const runs = new Map<string, SharedRun>();
 
   /** The run `args` share with identical live queries, started with their execution when there is none. */
@@ -119,6 +131,24 @@ function serveLiveQueries(live: LiveQueries, requestTimeoutMs: number) {
     const members = new Set<Member>();
     const schedule = () => {
       timer = setTimeout(() => void runAgain(), Math.max(0, lastRunAt + minIntervalMs - Date.now()));
+    };
+    /** Each client the run serves pays for it once, its actual cost; one whose budget does not hold it is ended. */
+    const spend = async (result: ExecutionResult) => {
+      if (!demand) return;
+      const actual = demand.analysis.actual(args.document, args.operationName, args.variableValues ?? {}, result.data);
+      const refusals = new Map<string, DomainError | undefined>();
+      for (const member of [...members]) {
+        if (member.client === undefined) continue;
+        if (!refusals.has(member.client)) {
+          const taken = await demand.budget.take(member.client, actual).catch(() => undefined);
+          refusals.set(member.client, taken && !taken.taken ? throttled(taken, actual, demand.budget.settings) : undefined);
+        }
+        const refusal = refusals.get(member.client);
+        if (refusal) {
+          members.delete(member);
+          member.end(refusal);
+        }
+      }
     };
     const sendAll = (result: LiveResult) => {
       const current = fingerprint(result);
@@ -145,6 +175,7 @@ function serveLiveQueries(live: LiveQueries, requestTimeoutMs: number) {
         const result = await whileRequestLasts(signal, () => whole(execute({ ...args, contextValue: { ...fresh, deadline: signal }, signal } as ExecutionArgs)));
         if (ended) return;
         run.watch.retag(tagsOf(result));
+        await spend(result);
         run.watch.ran(sendAll({ ...result, isLive: true }));
       } catch (error) {
         // A run that failed outright (not an answer with errors) is retried by the next write.
@@ -199,7 +230,15 @@ function serveLiveQueries(live: LiveQueries, requestTimeoutMs: number) {
     const answers = new Repeater<LiveResult>(async (push, stop) => {
       const stopListening = live.onEndAll(() => stop());
       const run = sharedRun(key, execute, args, first);
-      const member: Member = { last: fingerprint(first), send: (result) => void push(result) };
+      const member: Member = {
+        last: fingerprint(first),
+        send: (result) => void push(result),
+        client: context.demand?.client,
+        end: (error) => {
+          void push({ errors: [toGraphQLError(error)], isLive: true });
+          void stop();
+        },
+      };
       run.members.add(member);
       void push({ ...first, isLive: true });
       await stop;

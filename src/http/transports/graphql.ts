@@ -171,7 +171,7 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
       ...(options.responseCache ? [useResponseCache()] : []),
       ...(options.plans ? [useQueryPlans(options.plans)] : []),
       // After every plugin that chooses the executor: a live query runs the one they chose, again and again.
-      ...(options.liveQueries ? [useLiveQueries(options.liveQueries, { requestTimeoutMs: settings.limits.requestTimeoutMs })] : []),
+      ...(options.liveQueries ? [useLiveQueries(options.liveQueries, { requestTimeoutMs: settings.limits.requestTimeoutMs, demand: options.demand })] : []),
       // Off, it still tells a browser why it gets no page.
       useGraphiQL(GRAPHQL_PATH, { title: 'Petstore GraphQL gateway' }, settings.graphiql),
     ],
