@@ -162,7 +162,7 @@ export function createGateway(options: GatewayOptions) {
     budget,
   });
   const addressOf = clientAddress(settings.trustProxy);
-  // Who is asking, as the rate limit counts clients (live queries are limited per client the same way).
+  // Who is asking, as the rate limit counts clients (budgets and live queries' limits go by the same).
   const clientOf = (c: Context<GatewayEnv>) => rateLimitClient(c.get('principal'), addressOf(c.env.incoming));
   // /metrics on a port of its own (METRICS_PORT) is not served on the API's.
   const metricsToken = settings.metrics.token;
@@ -195,7 +195,7 @@ export function createGateway(options: GatewayOptions) {
   app.use(refuseInvalidTokens());
   app.use(readAfterPosition());
 
-  app.all(GRAPHQL_PATH, serveGraphQL(answering, responseCache, budget, clientOf));
+  app.all(GRAPHQL_PATH, serveGraphQL(answering, responseCache, budget));
   app.route('/', createRestRouter({ ...options, legacy, lookups, budget }));
 
   app.notFound((c) => {

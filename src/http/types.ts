@@ -46,10 +46,11 @@ export interface RequestContext {
   readAfter?: bigint;
   /** Present when the response cache may keep this request's answer. */
   cacheNote?: CacheNote;
-  /** Present when the request spends a client's cost budget. */
+  /**
+   * Who is asking, as the rate limit counts clients (token subject, else address): whose cost budget
+   * the request spends, and live queries' per-client limit.
+   */
   demand?: DemandNote;
-  /** Who is asking, as the rate limit counts clients (token subject, else address): live queries' per-client limit. */
-  client?: string;
   /** The connection it came on (the TCP socket; the WebSocket): live queries' per-connection limit. */
   connection?: object;
 }

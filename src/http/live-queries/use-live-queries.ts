@@ -140,8 +140,15 @@ function serveLiveQueries(live: LiveQueries, requestTimeoutMs: number, demand: D
       for (const member of [...members]) {
         if (member.client === undefined) continue;
         if (!refusals.has(member.client)) {
-          const taken = await demand.budget.take(member.client, actual).catch(() => undefined);
-          refusals.set(member.client, taken && !taken.taken ? throttled(taken, actual, demand.budget.settings) : undefined);
+          // A budget that cannot be checked (Redis away, COST_BUDGET_ON_REDIS_FAILURE=refuse) refuses as it does a request.
+          const refusal = await demand.budget.take(member.client, actual).then(
+            (taken) => (taken.taken ? undefined : throttled(taken, actual, demand.budget.settings)),
+            (error: unknown) => {
+              if (error instanceof DomainError) return error;
+              throw error;
+            },
+          );
+          refusals.set(member.client, refusal);
         }
         const refusal = refusals.get(member.client);
         if (refusal) {
@@ -213,7 +220,7 @@ function serveLiveQueries(live: LiveQueries, requestTimeoutMs: number, demand: D
   return async function serveLive(execute: Execute, args: ExecutionArgs) {
     const context = args.contextValue as Context;
     const wantsPatches = context.params?.extensions?.livePatch === JSON_PATCH_EXTENSION.livePatch;
-    const admission = live.admit({ client: context.client ?? 'unknown', connection: context.connection });
+    const admission = live.admit({ client: context.demand?.client ?? 'unknown', connection: context.connection });
     if (admission instanceof LiveQueryRefusal) {
       const error = toGraphQLError(admission);
       return { errors: [Object.assign(error, { extensions: { ...error.extensions, limit: admission.limit } })] };

@@ -186,7 +186,6 @@ export function serveGraphQL(
   yoga: GraphQLFetch | ReturnType<typeof plannedGraphQL>,
   cache?: ResponseCache,
   budget?: CostBudget,
-  clientOf?: (c: Context<GatewayEnv>) => string,
 ) {
   return async (c: Context<GatewayEnv>) => {
     if (c.req.method === 'PUT') {
@@ -209,7 +208,6 @@ export function serveGraphQL(
       deadline: c.get('deadline'),
       readAfter: c.get('readAfter'),
       demand: c.get('demand'),
-      client: clientOf?.(c),
       connection: c.env.incoming?.socket,
     };
     if (cache && (c.req.method === 'GET' || c.req.method === 'POST')) return answerWithCache(c, yoga, cache, serverContext, budget);

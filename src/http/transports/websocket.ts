@@ -104,7 +104,6 @@ export function serveGraphQLOverWebSocket(
       requestId: crypto.randomUUID(),
       principal,
       ...(clientOf ? { demand: { client: clientOf(principal, ctx.extra.request) } } : {}),
-      client: clientOf?.(principal, ctx.extra.request),
       connection: ctx.extra.socket,
     });
     let document: ReturnType<typeof parse>;
