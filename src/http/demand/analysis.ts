@@ -256,37 +256,73 @@ export function createCostAnalysis(schema: GraphQLSchema, options: CostAnalysisO
     return total;
   };
 
-  const actualSelection = (
+  /**
+   * What the actual cost counts of a selection set, worked out once per document, operation and
+   * `@skip`/`@include` values: for each response key the first field that answers it, with its
+   * weight and what its value's own selection counts. An answer is then costed by walking it alone.
+   */
+  const compileActual = (
     selectionSet: SelectionSetNode,
     type: GraphQLCompositeType,
     fragments: Map<string, FragmentDefinitionNode>,
     variables: Variables,
-    data: Record<string, unknown>,
-  ): number => {
-    let total = 0;
-    const counted = new Set<string>();
+  ): ActualField[] => {
+    const compiled: ActualField[] = [];
+    const keys = new Set<string>();
     for (const [node, on] of fieldsOf(selectionSet, type, fragments, variables)) {
       const key = node.alias?.value ?? node.name.value;
       // The same response key selected twice (fragments overlapping) was answered once.
       const field = definitionOf(on, node);
-      if (!field || counted.has(key) || !(key in data)) continue;
+      if (!field || keys.has(key)) continue;
       // Of an abstract type, a fragment on another concrete type than the object's did not apply.
       if (!isObjectType(on) && !isObjectType(type)) continue;
-      counted.add(key);
+      keys.add(key);
       const cost = costOf(field as GraphQLField<unknown, unknown>);
       const named = getNamedType(field.type);
-      const valueCost = (value: unknown): number => {
-        if (value === null || value === undefined) return 0;
-        if (Array.isArray(value)) return value.reduce<number>((sum, item) => sum + valueCost(item), 0);
-        const children =
-          node.selectionSet && isCompositeType(named) && typeof value === 'object'
-            ? actualSelection(node.selectionSet, named, fragments, variables, value as Record<string, unknown>)
-            : 0;
-        return cost.weight + argumentsCost(cost, node) + children;
-      };
-      total += valueCost(data[key]);
+      compiled.push({
+        key,
+        weight: cost.weight + argumentsCost(cost, node),
+        children: node.selectionSet && isCompositeType(named) ? compileActual(node.selectionSet, named, fragments, variables) : undefined,
+      });
     }
-    return total;
+    return compiled;
+  };
+
+  /** The variables of each document that `@skip` and `@include` read: the compiled walks depend on them alone. */
+  const conditionVariables = new WeakMap<DocumentNode, string[]>();
+  const conditionsOf = (document: DocumentNode) => {
+    let names = conditionVariables.get(document);
+    if (!names) {
+      const found = new Set<string>();
+      visit(document, {
+        Directive(node) {
+          if (node.name.value !== 'skip' && node.name.value !== 'include') return;
+          for (const argument of node.arguments ?? []) if (argument.value.kind === Kind.VARIABLE) found.add(argument.value.name.value);
+        },
+      });
+      names = [...found];
+      conditionVariables.set(document, names);
+    }
+    return names;
+  };
+  /** Per document (kept as long as the document is), its compiled walks; a few per document at most. */
+  const actualWalks = new WeakMap<DocumentNode, Map<string, ActualField[]>>();
+  const ACTUAL_WALKS_PER_DOCUMENT = 16;
+  const actualWalkOf = (document: DocumentNode, operation: OperationDefinitionNode, root: GraphQLCompositeType, variables: Variables) => {
+    let walks = actualWalks.get(document);
+    if (!walks) {
+      walks = new Map();
+      actualWalks.set(document, walks);
+    }
+    const conditions = conditionsOf(document);
+    const key = `${operation.name?.value ?? ''}\n${conditions.length ? JSON.stringify(conditions.map((name) => variables[name] ?? null)) : ''}`;
+    let walk = walks.get(key);
+    if (!walk) {
+      walk = compileActual(operation.selectionSet, root, fragmentsOf(document), variables);
+      if (walks.size >= ACTUAL_WALKS_PER_DOCUMENT) walks.clear();
+      walks.set(key, walk);
+    }
+    return walk;
   };
 
   const rootOf = (operation: OperationDefinitionNode) => schema.getRootType(operation.operation);
@@ -322,9 +358,35 @@ export function createCostAnalysis(schema: GraphQLSchema, options: CostAnalysisO
       const operation = getOperationAST(document, operationName);
       const root = operation && rootOf(operation);
       if (!operation || !root || data === null || typeof data !== 'object') return 0;
-      return actualSelection(operation.selectionSet, root, fragmentsOf(document), withDefaults(operation, given), data as Record<string, unknown>);
+      return actualOf(actualWalkOf(document, operation, root, withDefaults(operation, given)), data as Record<string, unknown>);
     },
   };
+}
+
+/** A response key the actual cost counts: its field's weight (arguments included), and its selection's. */
+interface ActualField {
+  key: string;
+  weight: number;
+  children: ActualField[] | undefined;
+}
+
+/** The actual cost of an object of an answer: each object, list item and argument in it, nothing for null or absent. */
+function actualOf(fields: readonly ActualField[], data: Record<string, unknown>): number {
+  let total = 0;
+  for (const field of fields) {
+    if (field.key in data) total += valueCost(field, data[field.key]);
+  }
+  return total;
+}
+
+function valueCost(field: ActualField, value: unknown): number {
+  if (value === null || value === undefined) return 0;
+  if (Array.isArray(value)) {
+    let total = 0;
+    for (const item of value) total += valueCost(field, item);
+    return total;
+  }
+  return field.weight + (field.children && typeof value === 'object' ? actualOf(field.children, value as Record<string, unknown>) : 0);
 }
 
 /** Refused before execution: the operation's estimated cost is over MAX_COST. */

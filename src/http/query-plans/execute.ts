@@ -178,7 +178,12 @@ function shapeConnection(
   const hasNextPage = args.before != null ? true : args.last != null ? false : gotFullResults;
   const hasPreviousPage = args.after != null ? true : backward ? gotFullResults : false;
   const rows = gotFullResults ? results.slice(take < 0 ? 1 : 0, take < 0 ? results.length : -1) : results;
-  const cursors = rows.map((row) => formatPrismaCursor(row, read.cursor));
+  // Only the cursors the selection shows are made (each is a base64 string).
+  const cursors: Array<string | undefined> = [];
+  const cursorAt = (index: number): string | null => {
+    if (index < 0 || index >= rows.length) return null;
+    return (cursors[index] ??= formatPrismaCursor(rows[index]!, read.cursor));
+  };
   const connection: Row = {};
   for (const field of plan.fields) {
     switch (field.kind) {
@@ -202,8 +207,8 @@ function shapeConnection(
                 : infoField.kind === 'hasPreviousPage'
                   ? hasPreviousPage
                   : infoField.kind === 'startCursor'
-                    ? (cursors[0] ?? null)
-                    : (cursors.at(-1) ?? null);
+                    ? cursorAt(0)
+                    : cursorAt(rows.length - 1);
         }
         connection[field.key] = info;
         break;
@@ -213,7 +218,7 @@ function shapeConnection(
           const edge: Row = {};
           for (const edgeField of field.fields) {
             edge[edgeField.key] =
-              edgeField.kind === 'typename' ? edgeField.value : edgeField.kind === 'cursor' ? cursors[index] : shapeObject(pass, edgeField.object, row);
+              edgeField.kind === 'typename' ? edgeField.value : edgeField.kind === 'cursor' ? cursorAt(index) : shapeObject(pass, edgeField.object, row);
           }
           return edge;
         });
