@@ -39,9 +39,37 @@ interface PolicyState {
  */
 export function rateLimitHeaders(policies: PolicyState[]) {
   return {
-    'RateLimit-Policy': serializeList(policies.map((policy) => [policy.name, new Map([['q', policy.quota], ['w', policy.windowSeconds]])])),
-    RateLimit: serializeList(policies.map((policy) => [policy.name, new Map([['r', Math.max(0, policy.remaining)], ['t', Math.max(0, policy.resetSeconds)]])])),
+    'RateLimit-Policy': policyHeader(policies),
+    RateLimit: policies.map((policy) => stateMember(policy.name, Math.max(0, policy.remaining), Math.max(0, policy.resetSeconds))).join(', '),
   };
+}
+
+/** The policies' header, which changes only with the settings: serialised once per set of policies. */
+const policyHeaders = new Map<string, string>();
+function policyHeader(policies: PolicyState[]): string {
+  const key = policies.map((policy) => `${policy.name};${policy.quota};${policy.windowSeconds}`).join(',');
+  let header = policyHeaders.get(key);
+  if (header === undefined) {
+    header = serializeList(policies.map((policy) => [policy.name, new Map([['q', policy.quota], ['w', policy.windowSeconds]])]));
+    // A handful of policy sets exist (with and without the cost budget); never more than a few.
+    if (policyHeaders.size >= 8) policyHeaders.clear();
+    policyHeaders.set(key, header);
+  }
+  return header;
+}
+
+/** The largest integer a structured field may carry (RFC 8941 §3.3.1). */
+const MAX_FIELD_INTEGER = 999_999_999_999_999;
+
+/**
+ * One policy's state as a member of the RateLimit list. It is written on every answer: the usual
+ * case (a token name, two whole numbers) is written directly, exactly as serializeList writes it;
+ * anything else goes through the library.
+ */
+function stateMember(name: PolicyState['name'], remaining: number, resetSeconds: number): string {
+  const whole = (value: number) => Number.isInteger(value) && value <= MAX_FIELD_INTEGER;
+  if (whole(remaining) && whole(resetSeconds)) return `"${name}";r=${remaining};t=${resetSeconds}`;
+  return serializeList([[name, new Map([['r', remaining], ['t', resetSeconds]])]]);
 }
 
 /** Who is counted: the token's subject, else the client's address. */
