@@ -28,7 +28,7 @@ const indexes = [
   'inventory_items_status_idx',
   'orders_complete_id_idx',
   'orders_pet_id_complete_idx',
-  'pets_category_id_id_idx',
+  'pets_category_id_id_name_status_idx',
   'pets_status_id_idx',
 ];
 
