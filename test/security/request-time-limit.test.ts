@@ -60,11 +60,7 @@ describe('the request time limit', () => {
     const first = pets[0]!;
     const second = pets[1]!;
     // Hold the first pet's row, so the first mutation waits past the time limit.
-    const holder = new pg.Client({ connectionString: quick.databaseUrl });
-    await holder.connect();
-    await holder.query('BEGIN');
-    await holder.query('SELECT id FROM pets WHERE id = $1 FOR UPDATE', [first.id]);
-    try {
+    await whileLocked(quick.databaseUrl, 'SELECT id FROM pets WHERE id = $1 FOR UPDATE', [first.id], async (holder) => {
       const answer = await quick.graphql(
         `mutation { first: updateInventory(petId: "${first.id}", input: { quantity: 5 }) { quantity }
                     second: updateInventory(petId: "${second.id}", input: { quantity: 7 }) { quantity } }`,
@@ -72,10 +68,7 @@ describe('the request time limit', () => {
       expect(answer.errors?.[0]?.extensions).toMatchObject({ code: 'TIMEOUT', status: 503 });
       // While the row is still held, the gateway's statement no longer waits for it: it was cancelled.
       await expect.poll(() => waitingForLocks(holder), { timeout: 3_000 }).toBe(0);
-    } finally {
-      await holder.query('COMMIT');
-      await holder.end();
-    }
+    });
     // The first mutation was rolled back as a whole, and the second never started.
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect((await quick.prisma.inventoryItem.findUniqueOrThrow({ where: { petId: BigInt(first.id) } })).quantity).toBe(10);
@@ -86,19 +79,12 @@ describe('the request time limit', () => {
     const { pets } = await arrangePets(quick.prisma, 5);
     const pet = pets[0]!;
     const ordersBefore = await quick.prisma.order.count({ where: { petId: BigInt(pet.id) } });
-    const holder = new pg.Client({ connectionString: quick.databaseUrl });
-    await holder.connect();
-    await holder.query('BEGIN');
-    await holder.query('SELECT id FROM pets WHERE id = $1 FOR UPDATE', [pet.id]);
-    try {
+    await whileLocked(quick.databaseUrl, 'SELECT id FROM pets WHERE id = $1 FOR UPDATE', [pet.id], async (holder) => {
       // Only the order asked for: placeOrder is the one statement place_order, waiting for the pet's row.
       const answer = await quick.graphql(`mutation { placeOrder(input: { petId: "${pet.id}", quantity: 2 }) { id } }`);
       expect(answer.errors?.[0]?.extensions).toMatchObject({ code: 'TIMEOUT', status: 503 });
       await expect.poll(() => waitingForLocks(holder), { timeout: 3_000 }).toBe(0);
-    } finally {
-      await holder.query('COMMIT');
-      await holder.end();
-    }
+    });
     // Had the statement not been cancelled, it would now take the row and place the order.
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await quick.prisma.order.count({ where: { petId: BigInt(pet.id) } })).toBe(ordersBefore);
@@ -107,23 +93,30 @@ describe('the request time limit', () => {
 
   it('cancels a read still running at the limit, so its connection serves the next request', async () => {
     const { pets } = await arrangePets(quick.prisma, 3);
-    const holder = new pg.Client({ connectionString: quick.databaseUrl });
-    await holder.connect();
-    await holder.query('BEGIN');
     // Every read of pets now waits for this lock.
-    await holder.query('LOCK TABLE pets IN ACCESS EXCLUSIVE MODE');
-    try {
+    await whileLocked(quick.databaseUrl, 'LOCK TABLE pets IN ACCESS EXCLUSIVE MODE', [], async (holder) => {
       // A page (a lookup by id is batched with other requests' and is not one request's to cancel).
       const answer = await quick.graphql('{ pets(first: 5) { nodes { name } } }');
       expect(answer.errors?.[0]?.extensions).toMatchObject({ code: 'TIMEOUT', status: 503 });
       await expect.poll(() => waitingForLocks(holder), { timeout: 3_000 }).toBe(0);
-    } finally {
-      await holder.query('COMMIT');
-      await holder.end();
-    }
+    });
     expect((await quick.graphql(`{ pet(id: "${pets[0]!.id}") { name } }`)).data).toEqual({ pet: { name: pets[0]!.name } });
   });
 });
+
+/** Runs `work` while another session holds the lock `lockSql` takes, in a transaction committed after it. */
+async function whileLocked(url: string, lockSql: string, params: unknown[], work: (holder: pg.Client) => Promise<void>) {
+  const holder = new pg.Client({ connectionString: url });
+  await holder.connect();
+  await holder.query('BEGIN');
+  await holder.query(lockSql, params);
+  try {
+    await work(holder);
+  } finally {
+    await holder.query('COMMIT');
+    await holder.end();
+  }
+}
 
 /** Statements of other sessions of this database waiting for a lock. */
 async function waitingForLocks(client: pg.Client): Promise<number> {

@@ -288,23 +288,6 @@ export function createCostAnalysis(schema: GraphQLSchema, options: CostAnalysisO
     return compiled;
   };
 
-  /** The variables of each document that `@skip` and `@include` read: the compiled walks depend on them alone. */
-  const conditionVariables = new WeakMap<DocumentNode, string[]>();
-  const conditionsOf = (document: DocumentNode) => {
-    let names = conditionVariables.get(document);
-    if (!names) {
-      const found = new Set<string>();
-      visit(document, {
-        Directive(node) {
-          if (node.name.value !== 'skip' && node.name.value !== 'include') return;
-          for (const argument of node.arguments ?? []) if (argument.value.kind === Kind.VARIABLE) found.add(argument.value.name.value);
-        },
-      });
-      names = [...found];
-      conditionVariables.set(document, names);
-    }
-    return names;
-  };
   /** Per document (kept as long as the document is), its compiled walks; a few per document at most. */
   const actualWalks = new WeakMap<DocumentNode, Map<string, ActualField[]>>();
   const ACTUAL_WALKS_PER_DOCUMENT = 16;
@@ -314,7 +297,7 @@ export function createCostAnalysis(schema: GraphQLSchema, options: CostAnalysisO
       walks = new Map();
       actualWalks.set(document, walks);
     }
-    const conditions = conditionsOf(document);
+    const conditions = conditionVariables(document);
     const key = `${operation.name?.value ?? ''}\n${conditions.length ? JSON.stringify(conditions.map((name) => variables[name] ?? null)) : ''}`;
     let walk = walks.get(key);
     if (!walk) {
@@ -361,6 +344,30 @@ export function createCostAnalysis(schema: GraphQLSchema, options: CostAnalysisO
       return actualOf(actualWalkOf(document, operation, root, withDefaults(operation, given)), data as Record<string, unknown>);
     },
   };
+}
+
+/** The variables each document's `@skip` and `@include` read, worked out once per document. */
+const conditions = new WeakMap<DocumentNode, readonly string[]>();
+
+/**
+ * The variables a document's `@skip` and `@include` read: what is worked out once per document and
+ * depends on the request only through them is kept per their values (the actual-cost walks here,
+ * query plans).
+ */
+export function conditionVariables(document: DocumentNode): readonly string[] {
+  let names = conditions.get(document);
+  if (!names) {
+    const found = new Set<string>();
+    visit(document, {
+      Directive(node) {
+        if (node.name.value !== 'skip' && node.name.value !== 'include') return;
+        for (const argument of node.arguments ?? []) if (argument.value.kind === Kind.VARIABLE) found.add(argument.value.name.value);
+      },
+    });
+    names = [...found];
+    conditions.set(document, names);
+  }
+  return names;
 }
 
 /** A response key the actual cost counts: its field's weight (arguments included), and its selection's. */

@@ -3,15 +3,14 @@ import {
   getOperationAST,
   getVariableValues,
   type GraphQLSchema,
-  Kind,
   type OperationDefinitionNode,
-  visit,
 } from 'graphql';
 import type { CacheBounds } from '../../config.js';
 import type { PrismaClient } from '../../database/client.js';
 import type { Lookups } from '../../domain/lookups.js';
 import { boundedCache, type CacheMetrics } from '../../observability/caches.js';
 import { findRoundedId } from '../plugins/use-rounded-id-refusal.js';
+import { conditionVariables } from '../demand/analysis.js';
 import type { CostExtension, DemandControl } from '../demand/control.js';
 import type { DemandNote } from '../types.js';
 import { DomainError } from '../../errors.js';
@@ -52,7 +51,7 @@ interface Remembered {
   document: DocumentNode;
   operation: OperationDefinitionNode;
   /** The variables `@include`/`@skip` read: a plan per set of their values. */
-  conditions: string[];
+  conditions: readonly string[];
   plans: Map<string, Plan | NoPlan>;
 }
 
@@ -84,14 +83,7 @@ export function createQueryPlans(options: {
       if (remembered.has(key)) return;
       const operation = getOperationAST(document, operationName);
       if (!operation || operation.operation !== 'query') return;
-      const conditions = new Set<string>();
-      visit(document, {
-        Directive(node) {
-          if (node.name.value !== 'include' && node.name.value !== 'skip') return;
-          for (const argument of node.arguments ?? []) if (argument.value.kind === Kind.VARIABLE) conditions.add(argument.value.name.value);
-        },
-      });
-      remembered.set(key, { document, operation, conditions: [...conditions], plans: new Map() });
+      remembered.set(key, { document, operation, conditions: conditionVariables(document), plans: new Map() });
     },
 
     async run({ text, operationName, variables, scopes, prisma, lookups, demand: note }) {
