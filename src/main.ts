@@ -2,6 +2,7 @@
 import './heap.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
+import { currentTraceIds } from './observability/tracing/spans.js';
 import { startTracing } from './observability/tracing/start.js';
 
 // npm start: reads the settings, starts tracing when they ask for it, then loads and runs the gateway.
@@ -16,7 +17,7 @@ try {
 }
 // The SDK instruments pg, ioredis and node:http as they are loaded: the gateway's modules are imported
 // only once it runs (a static import would have loaded them all before this line).
-const logger = createLogger(config.logLevel);
+const logger = createLogger(config.logLevel, { traceIds: currentTraceIds });
 const tracing = await startTracing(config.tracing, logger);
 const { runGateway } = await import('./gateway-process.js');
 await runGateway(config, logger, startedAt, tracing);

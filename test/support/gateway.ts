@@ -14,6 +14,7 @@ import { startEmbeddedPostgres } from '../../src/database/embedded.js';
 import type { LegacyAfterSunset } from '../../src/legacy.js';
 import { createEventBus } from '../../src/events/bus.js';
 import { createLogger } from '../../src/logger.js';
+import { currentTraceIds } from '../../src/observability/tracing/spans.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import type { TrustedDocumentsOptions } from '../../src/http/plugins/use-trusted-documents.js';
 import { createGateway } from '../../src/server.js';
@@ -140,7 +141,7 @@ export function useTestGateway(options: GatewayTestOptions = {}): TestGateway {
       prisma: gatewayPrisma,
       events,
       metrics: createMetrics(),
-      logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
+      logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent', { traceIds: currentTraceIds }),
       verifyToken: createTokenVerifier(
         typeof options.tokenKeys === 'function'
           ? options.tokenKeys()
