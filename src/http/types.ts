@@ -53,6 +53,8 @@ export interface RequestContext {
   demand?: DemandNote;
   /** The connection it came on (the TCP socket; the WebSocket): live queries' per-connection limit. */
   connection?: object;
+  /** A POST's GraphQL parameters, read and parsed by the plans' front: yoga takes these (useReadBody). */
+  bodyParams?: Record<string, unknown>;
 }
 
 /** What hono's middleware leaves for the handlers behind them, and for each other. */

@@ -52,6 +52,8 @@ export interface PlanMismatch {
 
 /** A POST (JSON) or GET carrying a document's text and nothing a plan does not handle. */
 interface PlainRequest {
+  /** A POST's body, parsed. */
+  params?: Record<string, unknown>;
   text: string;
   operationName: string | undefined;
   variables: Record<string, unknown>;
@@ -99,8 +101,10 @@ export function plannedGraphQL(yoga: GraphQLFetch, options: PlannedOptions) {
         return answer;
       }
     }
-    // The body is read: yoga gets a request of its own that carries it.
-    const forwarded = request.method === 'POST' ? new Request(request.url, { method: 'POST', headers: request.headers, body }) : request;
+    // The body is read: yoga takes the parameters parsed from it (useReadBody), or a request of its own that carries it.
+    let forwarded = request;
+    if (plain?.params) context.bodyParams = plain.params;
+    else if (request.method === 'POST') forwarded = new Request(request.url, { method: 'POST', headers: request.headers, body });
     const response = await yoga.fetch(forwarded, context);
     if (!options.verify || !plain || response.status !== 200) return response;
     // Also a document's first request (which yoga answers, and its plan is made from): its plan
@@ -178,7 +182,7 @@ function compare(
 
 async function verify(verification: PlanVerification, request: Request, body: string, context: RequestContext, plain: PlainRequest, planned: WholeAnswer) {
   const copy = request.method === 'POST' ? new Request(request.url, { method: 'POST', headers: request.headers, body }) : new Request(request.url, { headers: request.headers });
-  const response = await verification.fieldByField.fetch(copy, { ...context, cacheNote: undefined, trace: undefined, demand: undefined });
+  const response = await verification.fieldByField.fetch(copy, { ...context, cacheNote: undefined, trace: undefined, demand: undefined, bodyParams: undefined });
   compare(verification, plain, planned, { status: response.status, contentType: response.headers.get('content-type') ?? '', text: await response.text() });
 }
 
@@ -216,6 +220,7 @@ function plainRequest(request: Request, body: string): PlainRequest | undefined 
   // Extensions carry what plans do not handle (persisted queries, a read position over the body).
   if (extensions !== undefined && extensions !== null && (typeof extensions !== 'object' || Object.keys(extensions).length > 0)) return undefined;
   return {
+    ...(request.method === 'POST' ? { params } : {}),
     text: query,
     operationName: operationName ?? undefined,
     variables: (variables ?? {}) as Record<string, unknown>,

@@ -37,6 +37,7 @@ import type { DemandControl } from '../demand/control.js';
 import type { QueryPlans } from '../query-plans/plans.js';
 import { type GraphQLFetch, type plannedGraphQL } from '../query-plans/serve.js';
 import { useQueryPlans } from '../query-plans/use-query-plans.js';
+import { useReadBody } from '../query-plans/use-read-body.js';
 import { useRoundedIdRefusal } from '../plugins/use-rounded-id-refusal.js';
 import { useSubscriptionTokenExpiry } from '../plugins/use-subscription-token-expiry.js';
 import { type TrustedDocumentsOptions, useTrustedDocuments } from '../plugins/use-trusted-documents.js';
@@ -169,7 +170,7 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
         : []),
       useWriteTags(writeListeners),
       ...(options.responseCache ? [useResponseCache()] : []),
-      ...(options.plans ? [useQueryPlans(options.plans)] : []),
+      ...(options.plans ? [useQueryPlans(options.plans), useReadBody()] : []),
       // After every plugin that chooses the executor: a live query runs the one they chose, again and again.
       ...(options.liveQueries ? [useLiveQueries(options.liveQueries, { requestTimeoutMs: settings.limits.requestTimeoutMs, demand: options.demand })] : []),
       // Off, it still tells a browser why it gets no page.
