@@ -8,8 +8,9 @@ import { type GatewayProcess, stopAll } from '../support/processes.js';
 /**
  * Every cache that grows with what clients send stays within its bounds, each
  * a setting, and says so in /metrics (petstore_cache_*): parsed documents (by
- * count and by bytes), query plans, compiled documents (compiled only once they earn it),
- * documents registered by automatic persisted queries, verified tokens, the
+ * count and by bytes), query plans, cost estimates (dropped with their documents), compiled
+ * documents (compiled only once they earn it), documents registered by automatic persisted
+ * queries, verified tokens, the
  * response cache and its write stamps. The real process, with small bounds,
  * under document churn: distinct documents, each sent three times.
  */
@@ -18,6 +19,7 @@ let gateway: GatewayProcess;
 let base: string;
 /** The same with the response cache on, whose hits run nothing. */
 let cachedBase: string;
+let databaseUrl: string;
 
 const BOUNDS = {
   GRAPHQL_DOCUMENT_CACHE_MAX_ENTRIES: '60',
@@ -34,6 +36,7 @@ const BOUNDS = {
 
 beforeAll(async () => {
   const database = await migratedDatabase();
+  databaseUrl = database.url;
   for (let i = 0; i < 4; i++) await arrangePets(database.prisma, 3, 0, null, 2, 8);
   // Limits the churn cannot reach: the requests per minute, and a cost budget it cannot spend.
   const unlimited = { RATE_LIMIT_REQUESTS: '1000000', COST_BUDGET_CAPACITY: '100000000', COST_BUDGET_REFILL_PER_SECOND: '1000000' };
@@ -103,6 +106,25 @@ describe('per-document memory under churn', () => {
     const planned = executions(after, 'plan') - executions(before, 'plan');
     expect(planned).toBeGreaterThan(0);
     expect(planned + executions(after, 'graphql-js') - executions(before, 'graphql-js')).toBe(900);
+  });
+
+  it('drops the cost estimates of a document once no cache holds it, before their own bound is reached', async () => {
+    // A bound far above the churn: what keeps the estimates down is their documents going.
+    const own = await startProcess(databaseUrl, {
+      GRAPHQL_DOCUMENT_CACHE_MAX_ENTRIES: '60',
+      GRAPHQL_PLAN_CACHE_MAX_ENTRIES: '40',
+      COST_ESTIMATES_MAX_ENTRIES: '10000',
+      RATE_LIMIT_REQUESTS: '1000000',
+      COST_BUDGET_CAPACITY: '100000000',
+      COST_BUDGET_REFILL_PER_SECOND: '1000000',
+    });
+    const churn = await runChurn({ url: `${own.baseUrl}/graphql`, start: 20_000, documents: 300, repeats: 2, concurrency: 8 });
+    expect(churn).toMatchObject({ sent: 600, errors: 0 });
+    const after = await metrics(own.baseUrl);
+    // One estimate per document (each is sent with the same variables): at most those the document cache and the plans hold.
+    expect(of(after, 'entries', 'graphql_costs')).toBeGreaterThan(0);
+    expect(of(after, 'entries', 'graphql_costs')).toBeLessThanOrEqual(100);
+    expect(of(after, 'evictions_total', 'graphql_costs', 'evict')).toBe(0);
   });
 
   it('keeps big documents within the bytes bound, fewer than its count allows', async () => {

@@ -60,6 +60,11 @@ export interface CostAnalysis {
   estimate(document: DocumentNode, operationName: string | null | undefined, variables: Variables): number;
   /** The cost of what an answer returned (its `data`), with the same weights. */
   actual(document: DocumentNode, operationName: string | null | undefined, variables: Variables, data: unknown): number;
+  /**
+   * A cache that held `document` let it go: its estimates go with it. A document parsed again is a
+   * new one, with estimates of its own; the old one's would only wait for the bound to push them out.
+   */
+  forget(document: DocumentNode): void;
 }
 
 interface ListSize {
@@ -81,6 +86,14 @@ interface FieldCost {
 interface DocumentFacts {
   id: number;
   variables: string[];
+  /** The keys of its estimates in the cache. */
+  estimates: Set<string>;
+}
+
+interface KeptEstimate {
+  cost: number;
+  /** Its document's keys, which it leaves when the cache lets it go. */
+  of: Set<string>;
 }
 
 const directiveOf = <T>(schema: GraphQLSchema, node: Parameters<typeof getDirective>[1], name: string) =>
@@ -131,7 +144,10 @@ export function createCostAnalysis(schema: GraphQLSchema, options: CostAnalysisO
   const costOf = fieldCosts(schema);
   const facts = new WeakMap<DocumentNode, DocumentFacts>();
   let documents = 0;
-  const estimates = options.bounds.maxEntries > 0 ? boundedCache<string, number>('graphql_costs', options.bounds, options.caches) : undefined;
+  const estimates =
+    options.bounds.maxEntries > 0
+      ? boundedCache<string, KeptEstimate>('graphql_costs', options.bounds, options.caches, { onDispose: (kept, key) => kept.of.delete(key) })
+      : undefined;
 
   // Every name a slicing argument has in the schema: the variables an estimate depends on are theirs.
   const slicingNames = new Set<string>();
@@ -155,7 +171,7 @@ export function createCostAnalysis(schema: GraphQLSchema, options: CostAnalysisO
           if (onCondition || slicingNames.has(node.name.value)) variables.add(node.value.name.value);
         },
       });
-      found = { id: ++documents, variables: [...variables].sort() };
+      found = { id: ++documents, variables: [...variables].sort(), estimates: new Set() };
       facts.set(document, found);
     }
     return found;
@@ -329,13 +345,21 @@ export function createCostAnalysis(schema: GraphQLSchema, options: CostAnalysisO
       const root = operation && rootOf(operation);
       if (!operation || !root) return 0;
       const variables = withDefaults(operation, given);
-      const { id, variables: depends } = factsOf(document);
-      const key = `${id}\n${operation.name?.value ?? ''}\n${JSON.stringify(depends.map((name) => variables[name] ?? null))}`;
+      const facts = factsOf(document);
+      const key = `${facts.id}\n${operation.name?.value ?? ''}\n${JSON.stringify(facts.variables.map((name) => variables[name] ?? null))}`;
       const kept = estimates?.get(key);
-      if (kept !== undefined) return kept;
+      if (kept !== undefined) return kept.cost;
       const estimated = estimateSelection(operation.selectionSet, root, fragmentsOf(document), variables);
-      estimates?.set(key, estimated);
+      if (estimates) {
+        estimates.set(key, { cost: estimated, of: facts.estimates });
+        facts.estimates.add(key);
+      }
       return estimated;
+    },
+    forget(document) {
+      const found = facts.get(document);
+      if (!found || !estimates) return;
+      for (const key of [...found.estimates]) estimates.delete(key);
     },
     actual(document, operationName, given, data) {
       const operation = getOperationAST(document, operationName);

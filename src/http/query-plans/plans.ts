@@ -70,6 +70,7 @@ export function createQueryPlans(options: {
   const { schema, demand } = options;
   const remembered = boundedCache<string, Remembered>('graphql_plans', options.bounds, options.caches, {
     sizeOf: (_entry, key) => key.length * BYTES_PER_CHARACTER,
+    onDispose: (entry) => demand.analysis.forget(entry.document),
   });
   const keyOf = (text: string, operationName: string | null | undefined) => `${operationName ?? ''}\n${text}`;
   const unplanned = () => {

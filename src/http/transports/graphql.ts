@@ -83,11 +83,15 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
   const countError = (code: string) => options.metrics.errors.inc({ code });
   // Yoga's own parse and validation caches, bounded by bytes too (its default is 1,024 documents of any
   // size). Validation results, and every plugin's facts about a document, are kept in weak maps keyed by
-  // the parsed document, so they go when it goes from here.
+  // the parsed document, so they go when it goes from here; its cost estimates, in a bounded cache of
+  // their own, are dropped when it goes.
   const documentBounds = settings.documentCache;
   const sizeOfText = (_value: unknown, text: string) => text.length * PARSED_BYTES_PER_CHARACTER;
   const parserAndValidationCache = {
-    documentCache: boundedCache<string, DocumentNode>('graphql_documents', documentBounds, options.metrics.caches, { sizeOf: sizeOfText }),
+    documentCache: boundedCache<string, DocumentNode>('graphql_documents', documentBounds, options.metrics.caches, {
+      sizeOf: sizeOfText,
+      onDispose: (document) => options.demand.analysis.forget(document),
+    }),
     errorCache: boundedCache<string, Error>('graphql_parse_errors', documentBounds, options.metrics.caches, { sizeOf: sizeOfText }),
   };
   // Told what each write changed (its dependency tags), before it answers.
