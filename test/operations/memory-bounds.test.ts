@@ -8,11 +8,11 @@ import { type GatewayProcess, stopAll } from '../support/processes.js';
 /**
  * Every cache that grows with what clients send stays within its bounds, each
  * a setting, and says so in /metrics (petstore_cache_*): parsed documents (by
- * count and by bytes), query plans, cost estimates (dropped with their documents), compiled
- * documents (compiled only once they earn it), documents registered by automatic persisted
- * queries, verified tokens, the
- * response cache and its write stamps. The real process, with small bounds,
- * under document churn: distinct documents, each sent three times.
+ * count and by bytes), query plans, cost estimates (dropped with their
+ * documents), compiled documents (compiled only once they earn it), documents
+ * registered by automatic persisted queries, verified tokens, the response
+ * cache and its write stamps. The real process, with small bounds, under
+ * document churn: distinct documents, each sent three times.
  */
 
 let gateway: GatewayProcess;
@@ -34,18 +34,19 @@ const BOUNDS = {
   COST_ESTIMATES_MAX_ENTRIES: '30',
 };
 
+// Limits the churn cannot reach: the requests per minute, and a cost budget it cannot spend.
+const UNLIMITED = { RATE_LIMIT_REQUESTS: '1000000', COST_BUDGET_CAPACITY: '100000000', COST_BUDGET_REFILL_PER_SECOND: '1000000' };
+
 beforeAll(async () => {
   const database = await migratedDatabase();
   databaseUrl = database.url;
   for (let i = 0; i < 4; i++) await arrangePets(database.prisma, 3, 0, null, 2, 8);
-  // Limits the churn cannot reach: the requests per minute, and a cost budget it cannot spend.
-  const unlimited = { RATE_LIMIT_REQUESTS: '1000000', COST_BUDGET_CAPACITY: '100000000', COST_BUDGET_REFILL_PER_SECOND: '1000000' };
-  gateway = await startProcess(database.url, { ...BOUNDS, TRUSTED_DOCUMENTS: 'allow', ...unlimited });
+  gateway = await startProcess(database.url, { ...BOUNDS, TRUSTED_DOCUMENTS: 'allow', ...UNLIMITED });
   base = gateway.baseUrl;
   const cached = await startProcess(database.url, {
     RESPONSE_CACHE_TTL_MS: '60000',
     RESPONSE_CACHE_MAX_ENTRIES: '25',
-    ...unlimited,
+    ...UNLIMITED,
   });
   cachedBase = cached.baseUrl;
 }, 60_000);
@@ -114,9 +115,7 @@ describe('per-document memory under churn', () => {
       GRAPHQL_DOCUMENT_CACHE_MAX_ENTRIES: '60',
       GRAPHQL_PLAN_CACHE_MAX_ENTRIES: '40',
       COST_ESTIMATES_MAX_ENTRIES: '10000',
-      RATE_LIMIT_REQUESTS: '1000000',
-      COST_BUDGET_CAPACITY: '100000000',
-      COST_BUDGET_REFILL_PER_SECOND: '1000000',
+      ...UNLIMITED,
     });
     const churn = await runChurn({ url: `${own.baseUrl}/graphql`, start: 20_000, documents: 300, repeats: 2, concurrency: 8 });
     expect(churn).toMatchObject({ sent: 600, errors: 0 });
