@@ -205,6 +205,7 @@ const environmentSchema = z.object({
   GRAPHQL_COMPILED_MAX_ENTRIES: wholeNumber('GRAPHQL_COMPILED_MAX_ENTRIES', 1, 100_000).default(100).meta(about('GraphQL execution and caches', 'Compiled documents kept; the least recently used go first.')),
   GRAPHQL_COMPILED_MAX_BYTES: wholeNumber('GRAPHQL_COMPILED_MAX_BYTES', 100_000, 8_000_000_000).default(16_000_000).meta(about('GraphQL execution and caches', 'The size of the compiled documents\' generated code kept.')),
   GRAPHQL_QUERY_PLANS: flag('GRAPHQL_QUERY_PLANS').default(true).meta(about('GraphQL execution and caches', 'Answer queries of the lists, lookups and relations the schema declares plannable by their plan: the Prisma reads and the shaping of their rows worked out once per document, with no resolver called per field per row. Documents and requests a plan does not cover run field by field; the answers are the same (the test suite runs every query both ways).', '`true`')),
+  GRAPHQL_PLAN_STATEMENTS: flag('GRAPHQL_PLAN_STATEMENTS').default(true).meta(about('GraphQL execution and caches', 'Read a planned list with one SQL statement of the gateway\'s own (to-one relations joined as columns, each related page one JSON array of the columns it shows) instead of Prisma\'s (each relation as JSONB in a LATERAL subquery), where the read is one the gateway\'s statements cover; the rows and the answers are the same. `false` reads every plan through Prisma.', '`true`')),
   GRAPHQL_PLAN_CACHE_MAX_ENTRIES: wholeNumber('GRAPHQL_PLAN_CACHE_MAX_ENTRIES', 1, 1_000_000).default(1_000).meta(about('GraphQL execution and caches', 'Query plans kept, by document text.')),
   GRAPHQL_PLAN_CACHE_MAX_BYTES: wholeNumber('GRAPHQL_PLAN_CACHE_MAX_BYTES', 100_000, 8_000_000_000).default(16_000_000).meta(about('GraphQL execution and caches', 'Their size, estimated at 40 bytes per character of document text.')),
   GRAPHQL_DOCUMENT_CACHE_MAX_ENTRIES: wholeNumber('GRAPHQL_DOCUMENT_CACHE_MAX_ENTRIES', 1, 1_000_000).default(1_000).meta(about('GraphQL execution and caches', 'Parsed and validated documents kept by their text; what the plugins work out about a document goes with it.')),
@@ -462,8 +463,8 @@ export interface Config {
   corsOrigins: string[];
   /** Compile a query with graphql-jit from its n-th use on (the 2nd by default); graphql-js only when absent (0). */
   compiledExecution: CompiledExecutionSettings | undefined;
-  /** Query plans (GRAPHQL_QUERY_PLANS), and how many are kept; off when undefined. */
-  queryPlans: CacheBounds | undefined;
+  /** Query plans (GRAPHQL_QUERY_PLANS), how many are kept, and what reads their lists; off when undefined. */
+  queryPlans: (CacheBounds & { ownStatements: boolean }) | undefined;
   /** Parsed documents kept by their text (yoga's parse cache); the per-document facts of the plugins go with them. */
   documentCache: CacheBounds;
   /** Query plans Prisma keeps by query shape (its own LRU; 0 keeps none). */
@@ -735,7 +736,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
           }
         : undefined,
     queryPlans: settings.GRAPHQL_QUERY_PLANS
-      ? { maxEntries: settings.GRAPHQL_PLAN_CACHE_MAX_ENTRIES, maxBytes: settings.GRAPHQL_PLAN_CACHE_MAX_BYTES }
+      ? { maxEntries: settings.GRAPHQL_PLAN_CACHE_MAX_ENTRIES, maxBytes: settings.GRAPHQL_PLAN_CACHE_MAX_BYTES, ownStatements: settings.GRAPHQL_PLAN_STATEMENTS }
       : undefined,
     documentCache: { maxEntries: settings.GRAPHQL_DOCUMENT_CACHE_MAX_ENTRIES, maxBytes: settings.GRAPHQL_DOCUMENT_CACHE_MAX_BYTES },
     prismaQueryPlanCacheMaxEntries: settings.PRISMA_QUERY_PLAN_CACHE_MAX_ENTRIES,

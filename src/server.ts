@@ -117,6 +117,7 @@ export function createGateway(options: GatewayOptions) {
         schema,
         demand,
         bounds: settings.queryPlans,
+        ownStatements: settings.queryPlans.ownStatements,
         caches: metrics.caches,
       })
     : undefined;

@@ -73,11 +73,14 @@ describe('no N+1 queries', () => {
       for (const edge of response.data!.categories.edges) expect(edge.node.pets.edges).toHaveLength(pets);
       return [...gateway.statements];
     };
+    // The first request of a document runs field by field (Prisma's statement), the next by its plan
+    // (the gateway's own statement, src/database/find-many.ts): one statement either way.
     const small = await run(1, 2);
     const large = await run(3, 15);
-    expect(large).toHaveLength(small.length);
+    expect(small).toHaveLength(1);
     expect(large).toHaveLength(1);
     // Each category's pets are cut by a LIMIT in the nested select, not loaded whole and cut in memory.
-    expect(large[0]).toMatch(/LATERAL[\s\S]*LIMIT[\s\S]*LIMIT/);
+    expect(small[0]).toMatch(/LATERAL[\s\S]*LIMIT[\s\S]*LIMIT/);
+    expect(large[0]).toMatch(/^\/\* petstore plan \*\/ SELECT[\s\S]*json_agg[\s\S]*LIMIT[\s\S]*LIMIT/);
   });
 });

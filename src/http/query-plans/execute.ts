@@ -2,6 +2,7 @@ import { formatPrismaCursor } from '@pothos/plugin-prisma';
 import { getConnectionPageSize, validateConnectionArguments } from '@pothos/core';
 import { type FieldNode, getArgumentValues, type GraphQLField } from 'graphql';
 import type { PrismaClient } from '../../database/client.js';
+import { findMany } from '../../database/find-many.js';
 import type { Lookups } from '../../domain/lookups.js';
 import { checkPageSize, type PageArgs } from '../../pothos-plugins/paging.js';
 import { delegateOf, type ListRead, type PlannedRead } from '../../schema/plans.js';
@@ -22,6 +23,8 @@ export interface PlanRequest {
   lookups: Lookups;
   /** Coerced variables (graphql-js getVariableValues). */
   variables: Record<string, unknown>;
+  /** Read a list with a statement of the gateway's own where it has one (src/database/find-many.ts), else with Prisma's. */
+  ownStatements: boolean;
 }
 
 type Row = Record<string, unknown>;
@@ -156,8 +159,12 @@ async function rootValue(pass: Pass, request: PlanRequest, field: RootPlan): Pro
   const page = pageQuery(read, args as PageArgs);
   const listRead = read.read(args);
   const delegate = delegateOf(request.prisma, read.model);
+  const readRows = () => {
+    const args = { ...page, select: selectOf(pass, field.connection.node), ...readOptions(listRead) };
+    return request.ownStatements ? findMany(request.prisma, read.model!, args, () => delegate.findMany(args)) : delegate.findMany(args);
+  };
   const [rows, totalCount] = await Promise.all([
-    field.connection.rows ? delegate.findMany({ ...page, select: selectOf(pass, field.connection.node), ...readOptions(listRead) }) : [],
+    field.connection.rows ? readRows() : [],
     field.connection.totalCount ? delegate.count({ where: listRead.where }) : undefined,
   ]);
   return shapeConnection(pass, field.connection, read, args as PageArgs, page.take, rows, totalCount);

@@ -63,6 +63,8 @@ export function createQueryPlans(options: {
   /** The cost limit and budgets, as yoga's plugin applies them. */
   demand: DemandControl;
   bounds: CacheBounds;
+  /** Read lists with statements of the gateway's own where they cover the read (GRAPHQL_PLAN_STATEMENTS). */
+  ownStatements: boolean;
   caches?: CacheMetrics;
   /** Counts each request a plan answered, and each it could not. */
   count?: (outcome: 'planned' | 'unplanned') => void;
@@ -119,7 +121,7 @@ export function createQueryPlans(options: {
       }
       let data;
       try {
-        data = await executePlan(plan, { prisma, lookups, variables: coerced.coerced });
+        data = await executePlan(plan, { prisma, lookups, variables: coerced.coerced, ownStatements: options.ownStatements });
       } catch {
         // A bad argument, an error of the database, a null where none may be: the field-by-field
         // run answers it, with the error in its documented shape, and reserves again.
