@@ -9,8 +9,8 @@ import { send, startGateway, startPostGraphile } from './servers.js';
 
 /**
  * The ladder pass: the four reads the gateway is judged by, answered by less and less machinery
- * (bench/ladder/server.ts), by the gateway with field-by-field execution only, by the gateway as
- * built, and by PostGraphile, side by side at c = 10 and 50. Every rung's answer to the same
+ * (bench/ladder/server.ts), by the gateway with field-by-field execution only, with its plans on
+ * Prisma's statements, as built, and by PostGraphile, side by side at c = 10 and 50. Every rung's answer to the same
  * request is checked equal to the gateway's before it is measured; a rung that differs is said so.
  */
 
@@ -21,7 +21,8 @@ export const ladderRungs: Array<{ rung: LadderRung; label: string; what: string 
   { rung: 'prisma-query', label: 'Prisma (query)', what: 'the same, relations by a query each' },
   { rung: 'bare-yoga', label: 'schema in bare yoga', what: 'the project\'s schema in a plain createYoga, no plugin of the project\'s' },
   { rung: 'field-by-field', label: 'gateway, field by field', what: 'the gateway as built with GRAPHQL_QUERY_PLANS=false' },
-  { rung: 'gateway', label: 'gateway as built', what: 'the gateway with its defaults (query plans on)' },
+  { rung: 'prisma-plans', label: 'gateway, Prisma\'s SQL', what: 'the gateway with its query plans reading through Prisma\'s statements (GRAPHQL_PLAN_STATEMENTS=false)' },
+  { rung: 'gateway', label: 'gateway as built', what: 'the gateway with its defaults (query plans on, lists read by its own statements)' },
 ];
 
 /** The reads of the ladder: the bench operations the rungs of bench/ladder/server.ts answer. */
@@ -35,6 +36,8 @@ async function startRung(rung: LadderRung, url: string): Promise<ServerProcess> 
       return startGateway(url, 'ladder-gateway', gatewayNodeArgs);
     case 'field-by-field':
       return startGateway(url, 'ladder-field-by-field', gatewayNodeArgs, { GRAPHQL_QUERY_PLANS: 'false' });
+    case 'prisma-plans':
+      return startGateway(url, 'ladder-prisma-plans', gatewayNodeArgs, { GRAPHQL_PLAN_STATEMENTS: 'false' });
     default: {
       const port = await freePort();
       return startServer({

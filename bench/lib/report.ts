@@ -55,7 +55,7 @@ export interface OperationResult {
   sameDataDetail?: string;
 }
 
-export type LadderRung = 'postgraphile' | 'sql' | 'prisma-join' | 'prisma-query' | 'bare-yoga' | 'field-by-field' | 'gateway';
+export type LadderRung = 'postgraphile' | 'sql' | 'prisma-join' | 'prisma-query' | 'bare-yoga' | 'field-by-field' | 'prisma-plans' | 'gateway';
 
 /** The ladder pass (bench/lib/ladder.ts): the same reads answered by less and less machinery. */
 export interface LadderResult {
