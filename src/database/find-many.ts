@@ -116,7 +116,7 @@ export function modelsOf(prisma: PrismaClient): Models | undefined {
 }
 
 /** Leads every statement of our own, so that logs and pg_stat_statements tell them from Prisma's. */
-export const STATEMENT_MARK = '/* petstore plan */';
+export const STATEMENT_MARK = '/* petstore read */';
 
 const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
@@ -177,15 +177,22 @@ interface Shape {
 
 const fromJson: Record<string, (value: unknown) => unknown> = {
   BigInt: (value) => (value === null ? null : BigInt(value as string)),
-  DateTime: (value) => (value === null ? null : new Date(value as string)),
+  DateTime: (value) => (value === null ? null : new Date(value as number)),
 };
 
+/** The scalar types whose values come back from PostgreSQL (as columns, and inside JSON) as Prisma gives them. */
+const READABLE = new Set(['String', 'Int', 'Float', 'Boolean', 'BigInt', 'DateTime']);
+
 function scalar(builder: Builder, alias: string, field: Field, encoding: Encoding): { expression: string; convert?: (value: unknown) => unknown } {
+  if (field.kind !== 'enum' && !READABLE.has(field.type)) unsupported(`${field.name} of type ${field.type}`);
   const column = builder.column(alias, field);
   if (field.kind === 'enum') return { expression: `${column}::text` };
   if (encoding === 'columns') return { expression: column };
   // JSON has no 64-bit integers: ids travel as text and are made BigInts again, as Prisma does.
   if (field.type === 'BigInt') return { expression: `${column}::text`, convert: fromJson.BigInt! };
+  // A time travels as milliseconds since 1970 in UTC, as Prisma reads it whatever the column's time zone (or none)
+  // and the session's: JSON's text of a timestamp without one would be read as local time.
+  if (field.type === 'DateTime') return { expression: `floor(extract(epoch from ${column}) * 1000)::float8`, convert: fromJson.DateTime! };
   const convert = fromJson[field.type];
   return convert ? { expression: column, convert } : { expression: column };
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { PrismaClient } from '../database/client.js';
+import { findMany } from '../database/find-many.js';
 import { notFound } from '../errors.js';
 import type { Lookups } from './lookups.js';
 import type { Order, Pet, Prisma } from '../generated/prisma/client.js';
@@ -46,16 +47,18 @@ export function orderFilter(filter: { petId?: bigint | null; complete?: boolean 
   };
 }
 
-/** Orders by id (a stable order for offset paging), filtered by pet and completeness. */
+/** Every column of an order, as a findMany without a select reads them. */
+const orderColumns = { id: true, petId: true, quantity: true, shipDate: true, complete: true, createdAt: true } satisfies Record<keyof Order, true>;
+
+/**
+ * Orders by id (a stable order for offset paging), filtered by pet and completeness: read by the
+ * gateway's own statement, as GraphQL's planned order lists are (src/database/find-many.ts).
+ */
 export async function listOrders(db: PrismaClient, query: OrderListQuery): Promise<OrderPage> {
   const { complete, petId, limit, offset } = validate(orderListQuery, query);
   // One row past the page tells whether another page exists, without a count.
-  const rows = await db.order.findMany({
-    where: orderFilter({ petId, complete }),
-    orderBy: { id: 'asc' },
-    skip: offset,
-    take: limit + 1,
-  });
+  const args = { select: orderColumns, where: orderFilter({ petId, complete }) as Record<string, unknown>, orderBy: { id: 'asc' }, skip: offset, take: limit + 1 };
+  const rows = (await findMany(db, 'order', args, () => db.order.findMany(args as Parameters<typeof db.order.findMany>[0]))) as Order[];
   return { orders: rows.slice(0, limit), limit, offset, hasMore: rows.length > limit };
 }
 

@@ -7,6 +7,8 @@ import { useTestGateway } from '../support/gateway.js';
  * orders/place-order.test.ts.)
  */
 const gateway = useTestGateway();
+/** The same data, with plans reading through Prisma's statements (GRAPHQL_PLAN_STATEMENTS=false). */
+const throughPrisma = useTestGateway({ sameDatabaseAs: gateway, planStatements: false });
 
 const nestedPets = /* GraphQL */ `
   query NestedPets($first: Int!) {
@@ -81,6 +83,26 @@ describe('no N+1 queries', () => {
     expect(large).toHaveLength(1);
     // Each category's pets are cut by a LIMIT in the nested select, not loaded whole and cut in memory.
     expect(small[0]).toMatch(/LATERAL[\s\S]*LIMIT[\s\S]*LIMIT/);
-    expect(large[0]).toMatch(/^\/\* petstore plan \*\/ SELECT[\s\S]*json_agg[\s\S]*LIMIT[\s\S]*LIMIT/);
+    expect(large[0]).toMatch(/^\/\* petstore read \*\/ SELECT[\s\S]*json_agg[\s\S]*LIMIT[\s\S]*LIMIT/);
+  });
+
+  it('reads a planned list through Prisma\'s statement when GRAPHQL_PLAN_STATEMENTS is false, with the same answer', async () => {
+    const read = async (instance: typeof gateway) => {
+      instance.statements.length = 0;
+      const response = await instance.graphql(nestedPets, { first: 7 });
+      expect(response.errors).toBeUndefined();
+      return { data: response.data, statements: [...instance.statements] };
+    };
+    // Each instance's second request of the document is answered by its plan.
+    await read(throughPrisma);
+    await read(gateway);
+    const prisma = await read(throughPrisma);
+    const own = await read(gateway);
+    expect(prisma.statements).toHaveLength(1);
+    expect(prisma.statements[0]).toMatch(/^SELECT[\s\S]*JSONB_BUILD_OBJECT[\s\S]*LATERAL/);
+    expect(own.statements).toHaveLength(1);
+    expect(own.statements[0]).toMatch(/^\/\* petstore read \*\/ SELECT[\s\S]*LEFT JOIN/);
+    expect(own.data).toEqual(prisma.data);
+    expect((own.data as { pets: { edges: unknown[] } }).pets.edges).toHaveLength(7);
   });
 });

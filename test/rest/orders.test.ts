@@ -66,7 +66,11 @@ function expectValidationError(response: RestResponse, message: string) {
 
 describe('GET /store/orders', () => {
   it('answers the orders as spec Orders, by id', async () => {
+    gateway.statements.length = 0;
     const response = await rest.get(`/store/orders?petId=${rex}`);
+    // One statement, the gateway's own (src/database/find-many.ts), as GraphQL's planned order list.
+    expect(gateway.statements).toHaveLength(1);
+    expect(gateway.statements[0]).toMatch(/^\/\* petstore read \*\/ SELECT .* FROM "public"\."orders" .* LIMIT 51$/);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('application/json');
     expect(response.body).toEqual(ofPets(expected, rex));

@@ -83,6 +83,8 @@ export interface GatewayTestOptions {
    * plan answers is answered field by field too and the two compared: a difference fails the file.
    */
   queryPlans?: boolean;
+  /** Whether plans read lists with the gateway's own statements (GRAPHQL_PLAN_STATEMENTS); on by default. */
+  planStatements?: boolean;
   /** Serve the schema as a Federation v2 subgraph (FEDERATION); the standalone schema by default. */
   federation?: boolean;
   /**
@@ -231,7 +233,7 @@ function testSettings(options: GatewayTestOptions): GatewaySettings {
       ? { mode: options.trustedDocuments.mode, documents: options.trustedDocuments.documents }
       : { mode: 'off', documents: new Map() },
     persistedQueries: options.trustedDocuments?.registered ?? defaults.persistedQueries,
-    queryPlans: options.queryPlans === false ? undefined : defaults.queryPlans,
+    queryPlans: options.queryPlans === false ? undefined : { ...defaults.queryPlans!, ownStatements: options.planStatements ?? true },
     federation: options.federation ?? false,
   };
 }
