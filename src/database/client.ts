@@ -28,6 +28,23 @@ export interface DatabaseOptions {
   statementNames?: StatementNames;
   /** Query plans Prisma keeps by query shape (its own LRU, 1,000 by default; 0 keeps none). */
   queryPlanCacheMaxEntries?: number;
+  /** Called with each statement of the gateway's own (find-many.ts), which Prisma's `query` events do not see. */
+  onStatement?: (sql: string) => void;
+}
+
+/** How the gateway's own statements (find-many.ts) run beside a client's Prisma: on its pool, under its statement names. */
+export interface DirectAccess {
+  pool: pg.Pool;
+  /** The name a text is prepared under (undefined: unnamed); absent when nothing is prepared. */
+  nameOf?: (sql: string) => string | undefined;
+  onStatement?: (sql: string) => void;
+}
+
+const directAccess = new WeakMap<object, DirectAccess>();
+
+/** The pool and statement names behind a client made by createDatabase; undefined for any other. */
+export function directAccessOf(prisma: PrismaClient): DirectAccess | undefined {
+  return directAccess.get(prisma);
 }
 
 /** Too many requests already wait for a database connection: refused at once rather than queued. */
@@ -62,6 +79,7 @@ export function createDatabase({
   preparedStatements = DEFAULT_PREPARED_STATEMENTS,
   statementNames,
   queryPlanCacheMaxEntries,
+  onStatement,
 }: DatabaseOptions) {
   const pool = new pg.Pool({
     connectionString: url,
@@ -122,14 +140,21 @@ export function createDatabase({
       return connect(...args);
     };
   }
+  // One generator for Prisma's statements and the gateway's own: a name must mean one text on a connection.
+  const names = preparedStatements > 0 ? (statementNames ?? createStatementNames(preparedStatements)) : undefined;
   const prisma = new PrismaClient({
     // $disconnect ends the pool too.
     adapter: new PrismaPg(pool, {
       disposeExternalPool: true,
-      ...(preparedStatements > 0 ? { statementNameGenerator: statementNames ?? createStatementNames(preparedStatements) } : {}),
+      ...(names ? { statementNameGenerator: names } : {}),
     }),
     log: logQueries ? [{ emit: 'event', level: 'query' }] : [],
     ...(queryPlanCacheMaxEntries !== undefined ? { queryPlanCacheMaxSize: queryPlanCacheMaxEntries } : {}),
+  });
+  directAccess.set(prisma, {
+    pool,
+    ...(names ? { nameOf: (sql: string) => names({ sql }) } : {}),
+    ...(onStatement ? { onStatement } : {}),
   });
   return { prisma, pool };
 }

@@ -121,6 +121,7 @@ export function useTestGateway(options: GatewayTestOptions = {}): TestGateway {
       // The embedded database gets what `npm start` gives it with no settings: one connection.
       poolSize: database.embedded ? loadConfig({}).databasePoolSize : 10,
       logQueries: true,
+      onStatement: (sql) => gateway.statements.push(sql),
       statementTimeoutMs: options.statementTimeoutMs,
       // Through PgBouncer (TEST_THROUGH_PGBOUNCER=1) as DATABASE_POOLER=pgbouncer configures it: no prepared statements.
       ...(database.throughBouncer ? { preparedStatements: 0 } : {}),
