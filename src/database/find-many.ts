@@ -308,6 +308,7 @@ function conditionsOf(builder: Builder, model: Model, alias: string, where: Row 
     const column = builder.column(alias, field);
     const value = (given: unknown) =>
       field.kind === 'enum' ? `CAST(${builder.param(given)}::text AS "public".${quote(field.type)})` : builder.param(given);
+    if (condition instanceof Date || Array.isArray(condition)) return unsupported(`where ${model.name}.${key}: ${typeof condition}`);
     if (condition === null) {
       conditions.push(`${column} IS NULL`);
     } else if (typeof condition !== 'object') {
@@ -315,7 +316,10 @@ function conditionsOf(builder: Builder, model: Model, alias: string, where: Row 
     } else {
       const { equals, contains, mode, ...rest } = condition as Row;
       if (Object.keys(rest).length > 0) return unsupported(`where ${model.name}.${key}: ${Object.keys(rest).join(', ')}`);
-      if (equals !== undefined) conditions.push(equals === null ? `${column} IS NULL` : `${column} = ${value(equals)}`);
+      if (equals !== undefined) {
+        if (typeof equals === 'object' && equals !== null) return unsupported(`where ${model.name}.${key}.equals`);
+        conditions.push(equals === null ? `${column} IS NULL` : `${column} = ${value(equals)}`);
+      }
       if (contains !== undefined) {
         if (typeof contains !== 'string' || field.type !== 'String' || (mode !== undefined && mode !== 'insensitive' && mode !== 'default')) {
           return unsupported(`where ${model.name}.${key}.contains`);

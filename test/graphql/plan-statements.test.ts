@@ -1,0 +1,122 @@
+import fc from 'fast-check';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { findMany, type FindManyArgs, statementFor } from '../../src/database/find-many.js';
+import { useTestGateway } from '../support/gateway.js';
+
+/**
+ * The statements of the gateway's own (src/database/find-many.ts) read the rows Prisma's findMany
+ * would, for the same arguments: generated selects (columns, to-one relations, related pages
+ * forwards and backwards, counts), filters, orders, pages and cursors (of rows that exist and of
+ * one that does not), each read both ways on one database and compared row for row. What the
+ * statements do not cover must go to Prisma rather than be read wrongly.
+ */
+
+const gateway = useTestGateway({ queryPlans: false });
+const petIds: bigint[] = [];
+const categoryIds: bigint[] = [];
+
+beforeAll(async () => {
+  for (let c = 0; c < 3; c++) {
+    const category = await gateway.prisma.category.create({ data: { name: `Statement kind ${c}`, description: c === 1 ? null : `Kind ${c}` } });
+    categoryIds.push(category.id);
+    for (let p = 0; p < 6; p++) {
+      const pet = await gateway.prisma.pet.create({
+        // Names repeat across categories: ordering by name needs the id to break ties.
+        data: { name: p % 2 ? `Same ${p % 3}` : `Pet_${c}%${p}`, categoryId: category.id, status: p % 3 === 0 ? 'sold' : 'available' },
+      });
+      petIds.push(pet.id);
+      if (p % 2 === 0) await gateway.prisma.inventoryItem.create({ data: { petId: pet.id, quantity: p, status: 'available' } });
+      for (let o = 0; o < p % 4; o++) {
+        await gateway.prisma.order.create({ data: { petId: pet.id, quantity: o + 1, complete: o === 1, shipDate: o === 1 ? new Date(Date.UTC(2026, 5, 1, 12, 30, 15, 123)) : null } });
+      }
+    }
+  }
+});
+
+const direction = fc.constantFrom('asc' as const, 'desc' as const);
+const subset = <T>(items: T[]) => fc.subarray(items, { minLength: 1 });
+const selectOf = (columns: string[]) => subset(columns).map((chosen) => Object.fromEntries(chosen.map((column) => [column, true])));
+
+const orderPage = fc.record({
+  select: selectOf(['id', 'petId', 'quantity', 'shipDate', 'complete', 'createdAt']),
+  orderBy: direction.map((way) => ({ id: way })),
+  take: fc.integer({ min: -4, max: 4 }).filter((take) => take !== 0),
+  skip: fc.constantFrom(0, 0, 1),
+});
+
+const petSelect = fc
+  .tuple(
+    selectOf(['id', 'name', 'categoryId', 'status', 'createdAt', 'updatedAt']),
+    fc.option(selectOf(['id', 'name', 'description', 'createdAt']), { nil: undefined }),
+    fc.option(selectOf(['petId', 'quantity', 'status', 'updatedAt']), { nil: undefined }),
+    fc.option(orderPage, { nil: undefined }),
+    fc.boolean(),
+  )
+  .map(([columns, category, inventory, orders, countOrders]) => ({
+    ...columns,
+    ...(category ? { category: { select: category } } : {}),
+    ...(inventory ? { inventory: { select: inventory } } : {}),
+    ...(orders ? { orders } : {}),
+    ...(countOrders ? { _count: { select: { orders: true } } } : {}),
+  }));
+
+// Arbitraries run after beforeAll: the ids are there by then.
+const petWhere = fc.record(
+  {
+    status: fc.constantFrom('available', 'sold', 'pending'),
+    // A category that exists, or one that does not.
+    categoryId: fc.nat(3).map((index) => ({ equals: categoryIds[index] ?? 999_999n })),
+    name: fc.constantFrom({ contains: 'same', mode: 'insensitive' }, { contains: 'Pet\\_0' }, { contains: '%', mode: 'insensitive' }),
+  },
+  { requiredKeys: [] },
+);
+
+const petArgs = fc
+  .tuple(petSelect, petWhere, fc.constantFrom('id', 'name'), direction, fc.integer({ min: -5, max: 5 }).filter((take) => take !== 0), fc.option(fc.nat(20), { nil: undefined }))
+  .map(([select, where, by, way, take, cursorAt]): FindManyArgs => ({
+    select,
+    where,
+    orderBy: by === 'name' ? [{ name: way }, { id: way }] : [{ id: way }],
+    take,
+    ...(cursorAt === undefined ? { skip: 0 } : { skip: 1, cursor: { id: petIds[cursorAt] ?? 999_999n } }),
+  }));
+
+describe('the gateway\'s own statements', () => {
+  it('read what Prisma\'s findMany reads, for generated arguments', { timeout: 120_000 }, async () => {
+    let compared = 0;
+    await fc.assert(
+      fc.asyncProperty(petArgs, async (args) => {
+        expect(statementFor(gateway.prisma, 'pet', args), JSON.stringify(args, (_key, value) => (typeof value === 'bigint' ? `${value}n` : value))).toBeDefined();
+        const prisma = await gateway.prisma.pet.findMany(args as Parameters<typeof gateway.prisma.pet.findMany>[0]);
+        const own = await findMany(gateway.prisma, 'pet', args, () => Promise.reject(new Error('read through Prisma')));
+        expect(own).toEqual(prisma);
+        compared++;
+      }),
+      { numRuns: 200, seed: 20261127 },
+    );
+    expect(compared).toBe(200);
+  });
+
+  it('leave to Prisma what they do not cover, rather than read it differently', async () => {
+    const select = { id: true };
+    const outside: Array<[string, FindManyArgs]> = [
+      ['a related page with a cursor', { select: { id: true, orders: { select: { id: true }, orderBy: { id: 'asc' }, cursor: { id: 1n }, take: 2, skip: 1 } }, orderBy: { id: 'asc' }, take: 2 }],
+      ['a filter of another kind', { select, where: { id: { in: [1n, 2n] } }, orderBy: { id: 'asc' }, take: 2 }],
+      ['a time compared as a value', { select, where: { createdAt: new Date() }, orderBy: { id: 'asc' }, take: 2 }],
+      ['OR', { select, where: { OR: [{ status: 'sold' }] }, orderBy: { id: 'asc' }, take: 2 }],
+      ['a filter through a relation', { select, where: { category: { name: 'x' } }, orderBy: { id: 'asc' }, take: 2 }],
+      ['an order by a relation', { select, orderBy: { category: { name: 'asc' } }, take: 2 }],
+      ['a cursor on a column the order does not end with', { select, orderBy: [{ id: 'asc' }, { name: 'asc' }], cursor: { id: 1n }, take: 2 }],
+      ['distinct', { select, orderBy: { id: 'asc' }, distinct: ['name'] } as FindManyArgs],
+    ];
+    for (const [why, args] of outside) {
+      expect(statementFor(gateway.prisma, 'pet', args), why).toBeUndefined();
+      let throughPrisma = false;
+      await findMany(gateway.prisma, 'pet', args, async () => {
+        throughPrisma = true;
+        return [];
+      });
+      expect(throughPrisma, why).toBe(true);
+    }
+  });
+});
