@@ -1,4 +1,5 @@
 import { GraphQLError } from 'graphql';
+import pg from 'pg';
 import { Prisma } from './generated/prisma/client.js';
 
 /**
@@ -156,7 +157,8 @@ const UNSTORABLE_TEXT = new Set(['22021', '22P05']);
 /**
  * The SQLSTATE of a PostgreSQL error as it arrives through Prisma's pg
  * driver adapter: wrapped in a PrismaClientKnownRequestError whose
- * `meta.driverAdapterError.cause` holds it, or as the adapter's own error.
+ * `meta.driverAdapterError.cause` holds it, or as the adapter's own error;
+ * or from pg itself, for the gateway's own statements (src/database/find-many.ts).
  */
 export function postgresCode(error: unknown): string | undefined {
   const cause = (value: unknown) => {
@@ -171,6 +173,7 @@ export function postgresCode(error: unknown): string | undefined {
     return cause(adapterError?.cause);
   }
   if (error instanceof Error && error.name === 'DriverAdapterError') return cause(error.cause);
+  if (error instanceof pg.DatabaseError) return error.code;
   return undefined;
 }
 

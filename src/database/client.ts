@@ -95,6 +95,10 @@ export function createDatabase({
         }
       : {}),
   });
+  // An idle connection's error (a restart, a dropped database) removes it from the pool, nothing more; pg-pool
+  // throws it when the pool has no listener. Prisma's adapter adds one, but only once Prisma first connects, and
+  // a client may serve the gateway's own statements (find-many.ts) before that.
+  pool.on('error', () => undefined);
   if (onConnect) pool.on('connect', onConnect);
   // A statement still running when its request is answered 503 TIMEOUT is cancelled (cancellation.ts).
   pool.on('connect', (client) => cancelWithRequest(client, onCancel));

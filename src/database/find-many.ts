@@ -456,6 +456,13 @@ export async function findMany(prisma: PrismaClient, modelName: string, args: Fi
   // connect() awaited here, not pool.query's callback: a connection handed over by another request's release
   // would run that callback in the other request's context, and tie this statement to its time limit.
   const client = await access.pool.connect();
+  // As pool.query does: an error of the connection while it is ours (PostgreSQL shutting down, say) is this
+  // read's, not an uncaught one, and such a connection is not returned to the pool.
+  let broken: Error | undefined;
+  const onError = (error: Error) => {
+    broken = error;
+  };
+  client.on('error', onError);
   let rows: unknown[][];
   try {
     ({ rows } = await client.query<unknown[]>({
@@ -466,9 +473,11 @@ export async function findMany(prisma: PrismaClient, modelName: string, args: Fi
     }));
   } catch (error) {
     // As pool.query does: a connection whose statement failed is not trusted again.
+    client.removeListener('error', onError);
     client.release(error as Error);
     throw error;
   }
-  client.release();
+  client.removeListener('error', onError);
+  client.release(broken);
   return statement.decode(rows);
 }
