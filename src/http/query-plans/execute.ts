@@ -160,8 +160,8 @@ async function rootValue(pass: Pass, request: PlanRequest, field: RootPlan): Pro
   const listRead = read.read(args);
   const delegate = delegateOf(request.prisma, read.model);
   const readRows = () => {
-    const args = { ...page, select: selectOf(pass, field.connection.node), ...readOptions(listRead) };
-    return request.ownStatements ? findMany(request.prisma, read.model!, args, () => delegate.findMany(args)) : delegate.findMany(args);
+    const query = { ...page, select: selectOf(pass, field.connection.node), ...readOptions(listRead) };
+    return request.ownStatements ? findMany(request.prisma, read.model!, query, () => delegate.findMany(query)) : delegate.findMany(query);
   };
   const [rows, totalCount] = await Promise.all([
     field.connection.rows ? readRows() : [],
