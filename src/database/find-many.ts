@@ -1,5 +1,5 @@
 import { getDatamodel } from '../generated/pothos-prisma-types.js';
-import { directAccessOf, type PrismaClient } from './client.js';
+import { directAccessOf, type PrismaClient, runOnPool } from './client.js';
 
 /**
  * A Prisma `findMany` read with one SQL statement of the gateway's own,
@@ -442,42 +442,9 @@ export function statementFor(prisma: PrismaClient, modelName: string, args: Find
   }
 }
 
-/**
- * A findMany by the statement of our own where there is one, else by Prisma. The statement runs on
- * the client's own pool (so with its time limits, statement cancellation, load shedding and
- * prepared-statement names), not through Prisma: its raw queries cost as much in Prisma's request
- * pipeline as the rest of the read (14% of the orders page's CPU, profiled).
- */
+/** A findMany by the statement of our own where there is one (on the client's pool, runOnPool), else by Prisma. */
 export async function findMany(prisma: PrismaClient, modelName: string, args: FindManyArgs, viaPrisma: () => Promise<Row[]>): Promise<Row[]> {
-  const access = directAccessOf(prisma);
-  const statement = access && statementFor(prisma, modelName, args);
-  if (!access || !statement) return viaPrisma();
-  access.onStatement?.(statement.sql);
-  // connect() awaited here, not pool.query's callback: a connection handed over by another request's release
-  // would run that callback in the other request's context, and tie this statement to its time limit.
-  const client = await access.pool.connect();
-  // As pool.query does: an error of the connection while it is ours (PostgreSQL shutting down, say) is this
-  // read's, not an uncaught one, and such a connection is not returned to the pool.
-  let broken: Error | undefined;
-  const onError = (error: Error) => {
-    broken = error;
-  };
-  client.on('error', onError);
-  let rows: unknown[][];
-  try {
-    ({ rows } = await client.query<unknown[]>({
-      text: statement.sql,
-      values: statement.params,
-      rowMode: 'array',
-      ...(access.nameOf ? { name: access.nameOf(statement.sql) } : {}),
-    }));
-  } catch (error) {
-    // As pool.query does: a connection whose statement failed is not trusted again.
-    client.removeListener('error', onError);
-    client.release(error as Error);
-    throw error;
-  }
-  client.removeListener('error', onError);
-  client.release(broken);
-  return statement.decode(rows);
+  const statement = directAccessOf(prisma) && statementFor(prisma, modelName, args);
+  const rows = statement && runOnPool<unknown[]>(prisma, statement.sql, statement.params, 'array');
+  return rows ? statement.decode(await rows) : viaPrisma();
 }
