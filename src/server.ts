@@ -27,7 +27,7 @@ import { createResponseCache } from './http/response-cache/store.js';
 import { createLiveQueries } from './http/live-queries/store.js';
 import { createQueryPlans } from './http/query-plans/plans.js';
 import { type PlanVerification, plannedGraphQL } from './http/query-plans/serve.js';
-import { createGraphQLHandler, serveGraphQL } from './http/transports/graphql.js';
+import { createGraphQLHandler, serveGraphQL, writeListenersOf } from './http/transports/graphql.js';
 import { servedSchema } from './schema/index.js';
 import { metricsRoutes, operationsRoutes } from './http/transports/operations.js';
 import { createRestRouter } from './http/transports/rest.js';
@@ -130,6 +130,8 @@ export function createGateway(options: GatewayOptions) {
         readRouting: options.readRouting,
         lookups,
         readPrimary: responseCache !== undefined,
+        events: options.events.publisher,
+        writeListeners: writeListenersOf({ responseCache, events: options.events }),
         countExecution: (engine) => metrics.executions.inc({ engine }),
         traced: settings.tracing.enabled,
         ...(options.verifyPlans

@@ -19,10 +19,14 @@ export interface WholeAnswer {
   status: number;
   contentType: string;
   text: string;
+  /** Headers of its own (a planned write's Write-Position). */
+  headers?: Record<string, string>;
 }
 
 export async function passOn(c: Context<GatewayEnv>, response: Response | WholeAnswer) {
-  if (isPlanned(response)) return c.body(response.text, response.status as ContentfulStatusCode, { 'content-type': response.contentType });
+  if (isPlanned(response)) {
+    return c.body(response.text, response.status as ContentfulStatusCode, { ...response.headers, 'content-type': response.contentType });
+  }
   if (!isWholeAnswer(response.headers.get('content-type') ?? '')) return response;
   return wholeAnswer(c, response, await response.text());
 }

@@ -1,8 +1,8 @@
 import { scopes } from '../auth/scopes.js';
 import { builder } from '../builder.js';
 import { orderFilter } from '../domain/queries.js';
-import { cancelOrder, completeOrder, placeOrder } from '../domain/stock.js';
-import { plannedList, plannedLookup } from './plans.js';
+import { cancelOrder, completeOrder, type OrderInput, placeOrder } from '../domain/stock.js';
+import { plannedList, plannedLookup, plannedWrite, type WriteContext } from './plans.js';
 import { costs, PAGE, WRITE } from './cost.js';
 import { changes, int64Id, pageSizes, sharedConnection } from './shared.js';
 import { TOLD_BY_EVENTS } from '../domain/changes.js';
@@ -86,18 +86,22 @@ const PlaceOrderInput = builder.inputType('PlaceOrderInput', {
   }),
 });
 
+/** Placing an order: one statement (place_order), planned when the answer reads only the order's own fields. */
+const placing = plannedWrite(TOLD_BY_EVENTS, (args: { input: OrderInput }, ctx: WriteContext, query?: Parameters<typeof placeOrder>[3]) =>
+  placeOrder(ctx.prisma, ctx.events, args.input, query),
+);
+
 builder.mutationFields((t) => ({
   placeOrder: t.prismaField({
     authScopes: { scope: scopes.writeOrders },
     type: Order,
     description:
       'Takes the stock and records the order, in one transaction; INSUFFICIENT_STOCK when there is not enough.',
-    ...changes(TOLD_BY_EVENTS),
+    extensions: placing.extensions,
     ...costs(WRITE),
     args: { input: t.arg({ type: PlaceOrderInput, required: true, description: 'The order.' }) },
     // What the operation selects is read in the order's transaction: the stock this order left.
-    resolve: (query, _root, { input }, ctx) =>
-      placeOrder(ctx.prisma, ctx.events, { ...input, petId: input.petId }, query),
+    resolve: (query, _root, args, ctx) => placing.write(args, ctx, query),
   }),
   completeOrder: t.prismaField({
     authScopes: { scope: scopes.writeOrders },

@@ -1,4 +1,6 @@
 import type { PrismaClient } from '../database/client.js';
+import type { ChangeDeclaration } from '../domain/changes.js';
+import type { EventPublisher } from '../domain/events.js';
 import { pageSize } from '../pothos-plugins/paging.js';
 
 /**
@@ -57,6 +59,33 @@ export function plannedLookup<Args, Where extends Record<string, unknown>>(
 ) {
   const planned: PlannedRead = { kind: 'lookup', model, where: where as (args: ReadArgs) => Record<string, unknown>, batched };
   return { where, extensions: { plannedRead: planned } };
+}
+
+/** What a write needs of the request: the primary's client, and where its events go. */
+export interface WriteContext {
+  prisma: PrismaClient;
+  events: EventPublisher;
+}
+
+/**
+ * A mutation a plan can run (src/http/query-plans/): the domain's write, called with the field's
+ * arguments. The field's resolver calls the same function, with the relations its selection loads;
+ * a plan, which answers only the row's own fields, with none.
+ */
+export interface PlannedWrite {
+  write: (args: ReadArgs, context: WriteContext) => Promise<Record<string, unknown>>;
+}
+
+/**
+ * A plannable mutation field's declaration: its write, and what it changes (the response cache
+ * and live queries read that, src/domain/changes.ts). Spread `extensions` into the field.
+ */
+export function plannedWrite<Args, Loading, Row extends object>(
+  changes: ChangeDeclaration,
+  write: (args: Args, context: WriteContext, loading?: Loading) => Promise<Row>,
+) {
+  const planned: PlannedWrite = { write: (args, context) => write(args as Args, context) as Promise<Record<string, unknown>> };
+  return { write, extensions: { changes, plannedWrite: planned } };
 }
 
 /** The Prisma delegate of a model, for the plans' reads. */

@@ -91,6 +91,25 @@ describe('the request time limit', () => {
     expect((await quick.prisma.inventoryItem.findUniqueOrThrow({ where: { petId: BigInt(pet.id) } })).quantity).toBe(5);
   });
 
+  it('cancels a planned order the same way (its document run before), and answers it from that outcome, not a second run', async () => {
+    const { pets } = await arrangePets(quick.prisma, 5);
+    const pet = pets[0]!;
+    const place = `mutation { placeOrder(input: { petId: "${pet.id}", quantity: 2 }) { id } }`;
+    // Yoga runs the document first; its plan answers it from then on.
+    expect((await quick.graphql(place)).errors).toBeUndefined();
+    await whileLocked(quick.databaseUrl, 'SELECT id FROM pets WHERE id = $1 FOR UPDATE', [pet.id], async (holder) => {
+      quick.statements.length = 0;
+      const answer = await quick.graphql(place);
+      expect(answer.errors?.[0]?.extensions).toMatchObject({ code: 'TIMEOUT', status: 503 });
+      await expect.poll(() => waitingForLocks(holder), { timeout: 3_000 }).toBe(0);
+    });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    // One statement was sent for it, and cancelled: the first order only.
+    expect(quick.statements.filter((sql) => sql.includes('place_order('))).toHaveLength(1);
+    expect(await quick.prisma.order.count({ where: { petId: BigInt(pet.id) } })).toBe(1);
+    expect((await quick.prisma.inventoryItem.findUniqueOrThrow({ where: { petId: BigInt(pet.id) } })).quantity).toBe(3);
+  });
+
   it('cancels a read still running at the limit, so its connection serves the next request', async () => {
     const { pets } = await arrangePets(quick.prisma, 3);
     // Every read of pets now waits for this lock.

@@ -18,7 +18,7 @@ import {
   type SelectionSetNode,
   type ValueNode,
 } from 'graphql';
-import type { PlannedRead } from '../../schema/plans.js';
+import type { PlannedRead, PlannedWrite } from '../../schema/plans.js';
 
 /**
  * A query plan: what a query document does, worked out once, so that each
@@ -32,6 +32,11 @@ import type { PlannedRead } from '../../schema/plans.js';
  * with its own resolver, a deprecated field, `@defer`, introspection) has no
  * plan and runs field by field as before; so does any request a plan cannot
  * answer exactly (a missing scope, a bad argument, an error of any kind).
+ *
+ * A mutation has a plan when it is one field declared plannable (`plannedWrite`) whose answer reads
+ * only the written row's own fields: the row the domain's write returns, with no relation to read
+ * after it. A write is never run twice: once it has begun, its outcome is the answer, and an error
+ * is answered by yoga from the outcome (use-query-plans.ts), not by running it again.
  */
 export interface Plan {
   operation: OperationDefinitionNode;
@@ -43,7 +48,8 @@ export interface Plan {
 export type RootPlan =
   | { key: string; kind: 'typename'; value: string }
   | { key: string; kind: 'list'; field: GraphQLField<unknown, unknown>; nodes: readonly FieldNode[]; read: PlannedRead; connection: ConnectionPlan }
-  | { key: string; kind: 'lookup'; field: GraphQLField<unknown, unknown>; nodes: readonly FieldNode[]; read: PlannedRead; nullable: boolean; object: ObjectPlan };
+  | { key: string; kind: 'lookup'; field: GraphQLField<unknown, unknown>; nodes: readonly FieldNode[]; read: PlannedRead; nullable: boolean; object: ObjectPlan }
+  | { key: string; kind: 'write'; field: GraphQLField<unknown, unknown>; nodes: readonly FieldNode[]; write: PlannedWrite; nullable: boolean; object: ObjectPlan };
 
 /** The fields of a row of a Prisma model, in the order the answer has them. */
 export interface ObjectPlan {
@@ -119,13 +125,14 @@ export function compilePlan(
       ? operations[0]
       : undefined;
   if (!operation) throw new NoPlan('no single operation');
-  if (operation.operation !== 'query') throw new NoPlan(`a ${operation.operation}`);
+  if (operation.operation === 'subscription') throw new NoPlan('a subscription');
   if (operation.directives?.length) throw new NoPlan('directives on the operation');
   const fragments: Fragments = {};
   for (const definition of document.definitions) {
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments[definition.name.value] = definition;
   }
   const context: Context = { schema, fragments, conditions, scopes: new Set() };
+  if (operation.operation === 'mutation') return writePlan(context, operation);
   const query = schema.getQueryType()!;
   const fields = [...collectFields(context, query, operation.selectionSet)].map(([key, nodes]): RootPlan => {
     const name = nodes[0]!.name.value;
@@ -144,6 +151,26 @@ export function compilePlan(
     return { key, kind: 'lookup', field, nodes, read, nullable: !isNonNullType(field.type), object: objectPlan(context, type, selection) };
   });
   return { operation, scopes: context.scopes, fields };
+}
+
+/** A mutation's plan: one plannable write, whose answer is the written row's own fields. */
+function writePlan(context: Context, operation: OperationDefinitionNode): Plan {
+  const mutation = context.schema.getMutationType()!;
+  const selected = [...collectFields(context, mutation, operation.selectionSet)];
+  if (selected.length !== 1) throw new NoPlan('a mutation of more than one field');
+  const [[key, nodes]] = selected as [[string, FieldNode[]]];
+  const field = mutation.getFields()[nodes[0]!.name.value];
+  if (!field) throw new NoPlan(`no field Mutation.${nodes[0]!.name.value}`);
+  checkField(context, field);
+  const write = field.extensions.plannedWrite as PlannedWrite | undefined;
+  if (!write) throw new NoPlan(`Mutation.${field.name} is not plannable`);
+  const type = getNamedType(field.type);
+  if (!isObjectType(type)) throw new NoPlan(`Mutation.${field.name} is not an object`);
+  const object = objectPlan(context, type, subSelection(nodes));
+  if (object.fields.some((plan) => plan.kind !== 'leaf' && plan.kind !== 'typename')) {
+    throw new NoPlan(`Mutation.${field.name} selects a relation, read after the write in its transaction`);
+  }
+  return { operation, scopes: context.scopes, fields: [{ key, kind: 'write', field, nodes, write, nullable: !isNonNullType(field.type), object }] };
 }
 
 /** What every field must meet to be planned: not deprecated, and scopes the plan can check. */

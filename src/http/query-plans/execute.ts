@@ -5,7 +5,7 @@ import type { PrismaClient } from '../../database/client.js';
 import { findMany } from '../../database/find-many.js';
 import type { Lookups } from '../../domain/lookups.js';
 import { checkPageSize, type PageArgs } from '../../pothos-plugins/paging.js';
-import { delegateOf, type ListRead, type PlannedRead } from '../../schema/plans.js';
+import { delegateOf, type ListRead, type PlannedRead, type WriteContext } from '../../schema/plans.js';
 import type { ConnectionPlan, FieldPlan, ObjectPlan, Plan, RootPlan } from './compile.js';
 
 /**
@@ -25,6 +25,16 @@ export interface PlanRequest {
   variables: Record<string, unknown>;
   /** Read a list with a statement of the gateway's own where it has one (src/database/find-many.ts), else with Prisma's. */
   ownStatements: boolean;
+  /** A mutation's: the primary's client, and where its events go. */
+  write?: WriteContext;
+}
+
+/**
+ * A write that had begun failed, or its row could not be shaped: what happened is the answer (the
+ * write may have committed), never a second run of it.
+ */
+export class WriteFailed extends Error {
+  override name = 'WriteFailed';
 }
 
 type Row = Record<string, unknown>;
@@ -143,6 +153,14 @@ export async function executePlan(plan: Plan, request: PlanRequest): Promise<Row
 async function rootValue(pass: Pass, request: PlanRequest, field: RootPlan): Promise<unknown> {
   if (field.kind === 'typename') return field.value;
   const args = argumentsOfAll(field.field, field.nodes, pass.variables);
+  if (field.kind === 'write') {
+    if (!request.write) throw new Error('a write without its context');
+    try {
+      return shapeObject(pass, field.object, await field.write.write(args, request.write));
+    } catch (error) {
+      throw new WriteFailed(`${field.key} failed`, { cause: error });
+    }
+  }
   const read = field.read;
   if (field.kind === 'lookup' && read.kind === 'lookup') {
     // Worked out before the read joins other requests' lookups: a bad argument is this request's alone.

@@ -1,5 +1,6 @@
 import {
   type DocumentNode,
+  type FieldNode,
   getOperationAST,
   getVariableValues,
   type GraphQLSchema,
@@ -13,9 +14,10 @@ import { findRoundedId } from '../plugins/use-rounded-id-refusal.js';
 import { conditionVariables } from '../demand/analysis.js';
 import type { CostExtension, DemandControl } from '../demand/control.js';
 import type { DemandNote } from '../types.js';
+import type { WriteContext } from '../../schema/plans.js';
 import { DomainError } from '../../errors.js';
 import { compilePlan, NoPlan, type Plan } from './compile.js';
-import { executePlan } from './execute.js';
+import { executePlan, WriteFailed } from './execute.js';
 
 /**
  * The query plans of the documents the gateway has run (src/http/query-plans/compile.ts): a
@@ -31,9 +33,32 @@ export interface QueryPlans {
    * The answer's data for a request by its plan, or undefined when it has none or cannot answer
    * this request exactly (the request then runs field by field, which answers it as it should).
    */
-  run(
-    request: PlanInputs,
-  ): Promise<{ data: Record<string, unknown>; document: DocumentNode; operationName: string | undefined; cost: CostExtension } | undefined>;
+  run(request: PlanInputs): Promise<PlanOutcome | undefined>;
+}
+
+/** What a plan made of a request: its answer's data, or a write that failed once it had begun. */
+export type PlanOutcome =
+  | {
+      kind: 'answered';
+      data: Record<string, unknown>;
+      document: DocumentNode;
+      operationName: string | undefined;
+      cost: CostExtension;
+      /** The variables as coerced (a write's changes are read from them). */
+      variables: Record<string, unknown>;
+      /** A mutation: the write committed. */
+      wrote: boolean;
+    }
+  | { kind: 'write failed'; failed: FailedWrite };
+
+/** A planned write's failure, for yoga to answer as graphql-js would have (use-query-plans.ts). */
+export interface FailedWrite {
+  error: unknown;
+  document: DocumentNode;
+  variables: Record<string, unknown>;
+  key: string;
+  nodes: readonly FieldNode[];
+  nullable: boolean;
 }
 
 export interface PlanInputs {
@@ -45,6 +70,8 @@ export interface PlanInputs {
   lookups: Lookups;
   /** Whose budget the request spends; none (the tests' verification) spends nothing. */
   demand?: DemandNote;
+  /** What a mutation's write needs (the primary's client, the request's events); without it a mutation has no plan. */
+  write?: WriteContext;
 }
 
 interface Remembered {
@@ -85,14 +112,15 @@ export function createQueryPlans(options: {
       const key = keyOf(text, operationName);
       if (remembered.has(key)) return;
       const operation = getOperationAST(document, operationName);
-      if (!operation || operation.operation !== 'query') return;
+      if (!operation || operation.operation === 'subscription') return;
       remembered.set(key, { document, operation, conditions: conditionVariables(document), plans: new Map() });
     },
 
-    async run({ text, operationName, variables, scopes, prisma, lookups, demand: note }) {
+    async run({ text, operationName, variables, scopes, prisma, lookups, demand: note, write }) {
       const entry = remembered.get(keyOf(text, operationName));
       if (!entry) return undefined;
       const { document, operation } = entry;
+      if (operation.operation === 'mutation' && !write) return undefined;
       // As yoga's checks of the request's variables, before anything runs: anything off is theirs to word.
       const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables);
       if (coerced.errors) return unplanned();
@@ -121,16 +149,28 @@ export function createQueryPlans(options: {
       }
       let data;
       try {
-        data = await executePlan(plan, { prisma, lookups, variables: coerced.coerced, ownStatements: options.ownStatements });
-      } catch {
+        data = await executePlan(plan, {
+          prisma,
+          lookups,
+          variables: coerced.coerced,
+          ownStatements: options.ownStatements,
+          ...(write ? { write } : {}),
+        });
+      } catch (error) {
         // A bad argument, an error of the database, a null where none may be: the field-by-field
-        // run answers it, with the error in its documented shape, and reserves again.
+        // run answers it, with the error in its documented shape, and reserves again. A write that
+        // had begun is not run again: yoga answers its outcome.
         await demand.settle(admission, 0);
+        if (error instanceof WriteFailed) {
+          options.count?.('planned');
+          const [root] = plan.fields as [Extract<Plan['fields'][number], { kind: 'write' }>];
+          return { kind: 'write failed', failed: { error: error.cause, document, variables: coerced.coerced, key: root.key, nodes: root.nodes, nullable: root.nullable } };
+        }
         return unplanned();
       }
       options.count?.('planned');
       const cost = await demand.settle(admission, demand.analysis.actual(document, operationName, coerced.coerced, data));
-      return { data, document, operationName: operation.name?.value, cost };
+      return { kind: 'answered', data, document, operationName: operation.name?.value, cost, variables: coerced.coerced, wrote: operation.operation === 'mutation' };
     },
   };
 }

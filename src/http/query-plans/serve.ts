@@ -1,12 +1,15 @@
 import { context as activeContext } from '@opentelemetry/api';
-import type { GraphQLSchema } from 'graphql';
+import type { DocumentNode, GraphQLSchema } from 'graphql';
 import type { PrismaClient } from '../../database/client.js';
 import type { ReadRouting } from '../../database/replicas.js';
+import type { DomainEvent, EventPublisher } from '../../domain/events.js';
 import type { Lookups } from '../../domain/lookups.js';
 import type { WholeAnswer } from '../answer.js';
+import { WRITE_POSITION_HEADER } from '../middleware/read-after.js';
 import { activeOperationSpan, describeOperation, inSpan, startOperationSpan } from '../../observability/tracing/spans.js';
 import { operationFacts } from '../plugins/operation-facts.js';
 import { answerTags } from '../response-cache/dependencies.js';
+import { tellWrite, type WriteListener } from '../response-cache/use-write-tags.js';
 import type { RequestContext } from '../types.js';
 import type { QueryPlans } from './plans.js';
 
@@ -23,6 +26,9 @@ export interface PlannedOptions {
   lookups: Lookups;
   /** With the response cache on, queries read the primary (a kept answer must never be behind a write). */
   readPrimary: boolean;
+  /** Where a planned write's events go (the event bus), and who is told what it changed (as useWriteTags tells them). */
+  events: EventPublisher;
+  writeListeners: readonly WriteListener[];
   countExecution?: (engine: 'plan') => void;
   /**
    * Runs each request a plan answered field by field too, and says where the two answers differ
@@ -70,8 +76,11 @@ const PARAMETERS = new Set(['query', 'variables', 'operationName', 'extensions']
  */
 export function plannedGraphQL(yoga: GraphQLFetch, options: PlannedOptions) {
   const answer = async (request: Request, context: RequestContext, body: string, plain: PlainRequest | undefined): Promise<Response | WholeAnswer> => {
-    if (plain) {
+    // A request already answered at its time limit starts nothing more (yoga's executor checks the same signal).
+    if (plain && !context.deadline?.aborted) {
       const prisma = options.readPrimary || !options.readRouting?.enabled ? options.prisma : options.readRouting.reader(context.readAfter).prisma;
+      // A mutation's events, told to the bus as they come and to the write listeners once it has answered.
+      const published: DomainEvent[] = [];
       const inputs = {
         text: plain.text,
         operationName: plain.operationName,
@@ -80,8 +89,23 @@ export function plannedGraphQL(yoga: GraphQLFetch, options: PlannedOptions) {
         prisma,
         lookups: options.lookups,
         demand: context.demand,
+        write: {
+          prisma: options.prisma,
+          events: {
+            publish(event: DomainEvent) {
+              published.push(event);
+              options.events.publish(event);
+            },
+          },
+        },
       };
-      const planned = options.traced ? await inSpan('graphql.plan', () => options.plans.run(inputs)) : await options.plans.run(inputs);
+      const outcome = options.traced ? await inSpan('graphql.plan', () => options.plans.run(inputs)) : await options.plans.run(inputs);
+      if (outcome?.kind === 'write failed') {
+        // Yoga answers the outcome (use-query-plans.ts), as graphql-js would have; it does not write again.
+        context.settledWrite = outcome.failed;
+        if (published.length > 0) await tellPlannedWrite(options, outcome.failed.document, plain, outcome.failed.variables, published);
+      }
+      const planned = outcome?.kind === 'answered' ? outcome : undefined;
       if (planned) {
         options.countExecution?.('plan');
         if (options.traced) describeOperation(activeOperationSpan()!, planned.document, plain.operationName, plain.text);
@@ -91,13 +115,20 @@ export function plannedGraphQL(yoga: GraphQLFetch, options: PlannedOptions) {
           context.cacheNote.query = true;
           context.cacheNote.tags = [...answerTags(options.schema, planned.document, plain.operationName, plain.variables, planned.data)];
         }
-        const answer: WholeAnswer = {
-          kind: 'whole',
-          status: 200,
-          contentType: plain.contentType,
-          text: JSON.stringify({ data: planned.data, extensions: { cost: planned.cost } }),
-        };
-        if (options.verify) await verify(options.verify, request, body, context, plain, answer);
+        const extensions: Record<string, unknown> = { cost: planned.cost };
+        const answer: WholeAnswer = { kind: 'whole', status: 200, contentType: plain.contentType, text: '' };
+        if (planned.wrote) {
+          // As useWriteTags and useReadRouting do for yoga's mutations: told before the answer, and where to read after it.
+          await tellPlannedWrite(options, planned.document, plain, planned.variables, published);
+          const position = options.readRouting?.enabled ? await options.readRouting.writePosition() : undefined;
+          if (position !== undefined) {
+            extensions.writePosition = position;
+            answer.headers = { [WRITE_POSITION_HEADER]: position };
+          }
+        }
+        answer.text = JSON.stringify({ data: planned.data, extensions });
+        // A write is never run twice: only queries are answered field by field again to compare.
+        if (options.verify && !planned.wrote) await verify(options.verify, request, body, context, plain, answer);
         return answer;
       }
     }
@@ -119,7 +150,8 @@ export function plannedGraphQL(yoga: GraphQLFetch, options: PlannedOptions) {
       prisma: options.verify.prisma,
       lookups: options.lookups,
     });
-    if (planned) {
+    // Given no write context, a mutation's plan does not run (it would write again).
+    if (planned?.kind === 'answered') {
       const contentType = response.headers.get('content-type') ?? '';
       compare(options.verify, plain, { status: 200, contentType: plain.contentType, text: JSON.stringify({ data: planned.data, extensions: { cost: planned.cost } }) }, {
         status: response.status,
@@ -143,6 +175,16 @@ export function plannedGraphQL(yoga: GraphQLFetch, options: PlannedOptions) {
       }
     },
   };
+}
+
+function tellPlannedWrite(
+  options: PlannedOptions,
+  document: DocumentNode,
+  plain: PlainRequest,
+  variables: Record<string, unknown>,
+  published: DomainEvent[],
+) {
+  return tellWrite(options.writeListeners, options.prisma, { schema: options.schema, document, operationName: plain.operationName, variableValues: variables }, published);
 }
 
 const MOMENTARY = /"code":"(?:TIMEOUT|UNAVAILABLE)"/;

@@ -1,6 +1,7 @@
 import { type DocumentNode, type ExecutionResult, getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { GraphQLContext } from '../../builder.js';
+import type { PrismaClient } from '../../database/client.js';
 import type { DomainEvent, EventPublisher } from '../../domain/events.js';
 import type { RequestContext } from '../types.js';
 import { resolveWriteTags, writeTags } from './dependencies.js';
@@ -44,11 +45,24 @@ function recordWrite(
   return {
     async onExecuteDone({ result }: { result: unknown }) {
       if (refusedWhole(result)) return;
-      const declared = writeTags(args.schema, args.document, args.operationName, args.variableValues ?? undefined, published);
-      const tags = await resolveWriteTags(declared, (petIds) => categoriesOf(context, petIds));
-      await Promise.all(listeners.map((listener) => listener(tags)));
+      await tellWrite(listeners, context.prisma, { ...args, variableValues: args.variableValues ?? undefined }, published);
     },
   };
+}
+
+/**
+ * Tells the listeners what a mutation changed: what its fields declare and what its events say
+ * (also for a write a query plan ran, src/http/query-plans/serve.ts).
+ */
+export async function tellWrite(
+  listeners: readonly WriteListener[],
+  primary: PrismaClient,
+  args: { schema: Parameters<typeof writeTags>[0]; document: DocumentNode; operationName?: string | null | undefined; variableValues: Record<string, unknown> | undefined },
+  published: DomainEvent[],
+) {
+  const declared = writeTags(args.schema, args.document, args.operationName, args.variableValues, published);
+  const tags = await resolveWriteTags(declared, (petIds) => categoriesOf(primary, petIds));
+  await Promise.all(listeners.map((listener) => listener(tags)));
 }
 
 /** Codes of a mutation field refused before its resolver wrote anything (scopes, arguments). */
@@ -67,8 +81,8 @@ function refusedWhole(result: unknown): boolean {
 }
 
 /** The category of each pet, read on the primary (a mutation's client) after the write. */
-async function categoriesOf(context: Context, petIds: string[]): Promise<Map<string, string>> {
-  const pets = await context.prisma.pet.findMany({
+async function categoriesOf(primary: PrismaClient, petIds: string[]): Promise<Map<string, string>> {
+  const pets = await primary.pet.findMany({
     where: { id: { in: petIds.map((id) => BigInt(id)) } },
     select: { id: true, categoryId: true },
   });

@@ -77,6 +77,15 @@ export type GraphQLHandler = YogaServerInstance<RequestContext, GraphQLContext>;
 /** What a parsed document keeps, estimated from its text: about 80 bytes of syntax tree per character. */
 const PARSED_BYTES_PER_CHARACTER = 80;
 
+/** Told what each write changed (its dependency tags), before it answers: yoga's mutations and planned ones. */
+export function writeListenersOf(options: Pick<GraphQLOptions, 'responseCache' | 'events'>): WriteListener[] {
+  return [
+    ...(options.responseCache ? [options.responseCache.versions.stamp] : []),
+    // Every instance hears every write, whether or not this one serves live queries.
+    (tags: ReadonlySet<string>) => options.events.writes.publish([...tags]),
+  ];
+}
+
 /** GraphQL over HTTP and SSE (yoga), with the gateway's plugins; WebSocket reuses the same instance. */
 export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
   const { settings } = options;
@@ -94,12 +103,7 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
     }),
     errorCache: boundedCache<string, Error>('graphql_parse_errors', documentBounds, options.metrics.caches, { sizeOf: sizeOfText }),
   };
-  // Told what each write changed (its dependency tags), before it answers.
-  const writeListeners: WriteListener[] = [
-    ...(options.responseCache ? [options.responseCache.versions.stamp] : []),
-    // Every instance hears every write, whether or not this one serves live queries.
-    (tags: ReadonlySet<string>) => options.events.writes.publish([...tags]),
-  ];
+  const writeListeners = writeListenersOf(options);
   // Queries whose answers must never be behind a write: those the response cache may keep, and live ones.
   const onPrimary = (document: DocumentNode, operationName?: string | null) =>
     (options.liveQueries !== undefined && isLiveOperation({ document, operationName })) ||
