@@ -111,7 +111,8 @@ export function plannedGraphQL(yoga: GraphQLFetch, options: PlannedOptions) {
         if (options.traced) describeOperation(activeOperationSpan()!, planned.document, plain.operationName, plain.text);
         const facts = operationFacts(options.schema, planned.document, plain.operationName);
         if (context.trace) context.trace.operation = facts.name;
-        if (context.cacheNote) {
+        // A write's answer is never kept (nor given to identical requests waiting on it): only a query's.
+        if (context.cacheNote && !planned.wrote) {
           context.cacheNote.query = true;
           context.cacheNote.tags = [...answerTags(options.schema, planned.document, plain.operationName, plain.variables, planned.data)];
         }
