@@ -188,4 +188,15 @@ describe('planned writes', () => {
     expect(settled).toBeGreaterThan(3);
     expect((await executions(fieldByField)).plan ?? 0).toBe(0);
   });
+
+  it('writes every one of identical planned writes sent at once: none is given another one\'s answer by the response cache', async () => {
+    const place = { text: 'mutation Same($p: ID!) { placeOrder(input: { petId: $p, quantity: 1 }) { id quantity } }', variables: { p: pets.plenty }, scopes: allScopes };
+    // Yoga runs it first; the ten after it, at once, are its plan's.
+    await send(planned, place);
+    const before = await planned.prisma.inventoryItem.findUniqueOrThrow({ where: { petId: BigInt(pets.plenty) } });
+    const answers = await Promise.all(Array.from({ length: 10 }, () => send(planned, place)));
+    const ids = answers.map((answer) => (answer.body as { data?: { placeOrder?: { id: string } } }).data?.placeOrder?.id);
+    expect(new Set(ids).size).toBe(10);
+    expect((await planned.prisma.inventoryItem.findUniqueOrThrow({ where: { petId: BigInt(pets.plenty) } })).quantity).toBe(before.quantity - 10);
+  });
 });
