@@ -1,6 +1,5 @@
 import {
   type DocumentNode,
-  type FieldNode,
   getOperationAST,
   getVariableValues,
   type GraphQLSchema,
@@ -13,7 +12,7 @@ import { boundedCache, type CacheMetrics } from '../../observability/caches.js';
 import { findRoundedId } from '../plugins/use-rounded-id-refusal.js';
 import { conditionVariables } from '../demand/analysis.js';
 import type { CostExtension, DemandControl } from '../demand/control.js';
-import type { DemandNote } from '../types.js';
+import type { DemandNote, SettledWrite } from '../types.js';
 import type { WriteContext } from '../../schema/plans.js';
 import { DomainError } from '../../errors.js';
 import { compilePlan, NoPlan, type Plan } from './compile.js';
@@ -51,14 +50,10 @@ export type PlanOutcome =
     }
   | { kind: 'write failed'; failed: FailedWrite };
 
-/** A planned write's failure, for yoga to answer as graphql-js would have (use-query-plans.ts). */
-export interface FailedWrite {
-  error: unknown;
+/** A planned write's failure, for yoga to answer as graphql-js would have (use-query-plans.ts), and what it changed. */
+export interface FailedWrite extends SettledWrite {
   document: DocumentNode;
   variables: Record<string, unknown>;
-  key: string;
-  nodes: readonly FieldNode[];
-  nullable: boolean;
 }
 
 export interface PlanInputs {
