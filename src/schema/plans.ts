@@ -8,7 +8,8 @@ import { pageSize } from '../pothos-plugins/paging.js';
  * (src/http/query-plans/) can run it without calling its resolver: the
  * Prisma model it reads, and the `where`/`orderBy` its arguments make. The
  * field's own resolver is built from the same declaration (`read`), so the
- * two cannot drift; a test runs every document both ways and compares.
+ * two cannot drift; a test runs every document both ways and compares. A
+ * plannable mutation declares its domain write the same way (`plannedWrite`).
  */
 export type Model = 'pet' | 'category' | 'order' | 'inventoryItem';
 
