@@ -199,4 +199,18 @@ describe('planned writes', () => {
     expect(new Set(ids).size).toBe(10);
     expect((await planned.prisma.inventoryItem.findUniqueOrThrow({ where: { petId: BigInt(pets.plenty) } })).quantity).toBe(before.quantity - 10);
   });
+
+  it('keeps plans only of writes that may have one: other mutations do not take the places of query plans', async () => {
+    const kept = async () =>
+      Number(/^petstore_cache_entries\{cache="graphql_plans"\} (\d+)/m.exec(await (await fetch(`${planned.baseUrl}/metrics`)).text())?.[1]);
+    const before = await kept();
+    for (let quantity = 1; quantity <= 3; quantity++) {
+      // A document each: none of them is kept.
+      const stock = { text: `mutation { updateInventory(petId: "${pets.little}", input: { quantity: ${quantity} }) { quantity } }`, variables: {}, scopes: allScopes };
+      expect((await send(planned, stock)).body).toMatchObject({ data: { updateInventory: { quantity } } });
+    }
+    expect(await kept()).toBe(before);
+    await send(planned, { text: 'mutation Kept($p: ID!) { placeOrder(input: { petId: $p, quantity: 1 }) { id } }', variables: { p: pets.plenty }, scopes: allScopes });
+    expect(await kept()).toBe(before + 1);
+  });
 });

@@ -3,6 +3,7 @@ import {
   getOperationAST,
   getVariableValues,
   type GraphQLSchema,
+  Kind,
   type OperationDefinitionNode,
 } from 'graphql';
 import type { CacheBounds } from '../../config.js';
@@ -108,6 +109,8 @@ export function createQueryPlans(options: {
       if (remembered.has(key)) return;
       const operation = getOperationAST(document, operationName);
       if (!operation || operation.operation === 'subscription') return;
+      // A mutation is kept only if it may have a plan: other writes would take the places of query plans.
+      if (operation.operation === 'mutation' && !writesPlannably(schema, operation)) return;
       remembered.set(key, { document, operation, conditions: conditionVariables(document), plans: new Map() });
     },
 
@@ -168,4 +171,12 @@ export function createQueryPlans(options: {
       return { kind: 'answered', data, document, operationName: operation.name?.value, cost, variables: coerced.coerced, wrote: operation.operation === 'mutation' };
     },
   };
+}
+
+/** Whether a mutation selects a field declared plannable at its root (compile.ts decides the rest). */
+function writesPlannably(schema: GraphQLSchema, operation: OperationDefinitionNode): boolean {
+  const fields = schema.getMutationType()?.getFields() ?? {};
+  return operation.selectionSet.selections.some(
+    (selection) => selection.kind === Kind.FIELD && fields[selection.name.value]?.extensions.plannedWrite !== undefined,
+  );
 }
