@@ -8,6 +8,7 @@ import {
 } from 'graphql';
 import type { CacheBounds } from '../../config.js';
 import type { PrismaClient } from '../../database/client.js';
+import type { DomainEvent } from '../../domain/events.js';
 import type { Lookups } from '../../domain/lookups.js';
 import { boundedCache, type CacheMetrics } from '../../observability/caches.js';
 import { findRoundedId } from '../plugins/use-rounded-id-refusal.js';
@@ -46,8 +47,8 @@ export type PlanOutcome =
       cost: CostExtension;
       /** The variables as coerced (a write's changes are read from them). */
       variables: Record<string, unknown>;
-      /** A mutation: the write committed. */
-      wrote: boolean;
+      /** A mutation's: the write committed, and these are the events it published. */
+      published?: DomainEvent[];
     }
   | { kind: 'write failed'; failed: FailedWrite };
 
@@ -55,6 +56,8 @@ export type PlanOutcome =
 export interface FailedWrite extends SettledWrite {
   document: DocumentNode;
   variables: Record<string, unknown>;
+  /** The events it published before it failed (none, for a refusal). */
+  published: DomainEvent[];
 }
 
 export interface PlanInputs {
@@ -66,7 +69,7 @@ export interface PlanInputs {
   lookups: Lookups;
   /** Whose budget the request spends; none (the tests' verification) spends nothing. */
   demand?: DemandNote;
-  /** What a mutation's write needs (the primary's client, the request's events); without it a mutation has no plan. */
+  /** What a mutation's write runs on (the primary's client, the event bus); without it a mutation has no plan. */
   write?: WriteContext;
 }
 
@@ -145,6 +148,17 @@ export function createQueryPlans(options: {
         if (error instanceof DomainError) return unplanned();
         throw error;
       }
+      // A write's events go to the bus as they come, and are kept to tell the write listeners what it changed.
+      const published: DomainEvent[] | undefined = write && operation.operation === 'mutation' ? [] : undefined;
+      const recording = write && published && {
+        prisma: write.prisma,
+        events: {
+          publish(event: DomainEvent) {
+            published.push(event);
+            write.events.publish(event);
+          },
+        },
+      };
       let data;
       try {
         data = await executePlan(plan, {
@@ -152,7 +166,7 @@ export function createQueryPlans(options: {
           lookups,
           variables: coerced.coerced,
           ownStatements: options.ownStatements,
-          ...(write ? { write } : {}),
+          ...(recording ? { write: recording } : {}),
         });
       } catch (error) {
         // A bad argument, an error of the database, a null where none may be: the field-by-field
@@ -162,13 +176,13 @@ export function createQueryPlans(options: {
         if (error instanceof WriteFailed) {
           options.count?.('planned');
           const [root] = plan.fields as [Extract<Plan['fields'][number], { kind: 'write' }>];
-          return { kind: 'write failed', failed: { error: error.cause, document, variables: coerced.coerced, key: root.key, nodes: root.nodes, nullable: root.nullable } };
+          return { kind: 'write failed', failed: { error: error.cause, document, variables: coerced.coerced, published: published ?? [], key: root.key, nodes: root.nodes, nullable: root.nullable } };
         }
         return unplanned();
       }
       options.count?.('planned');
       const cost = await demand.settle(admission, demand.analysis.actual(document, operationName, coerced.coerced, data));
-      return { kind: 'answered', data, document, operationName: operation.name?.value, cost, variables: coerced.coerced, wrote: operation.operation === 'mutation' };
+      return { kind: 'answered', data, document, operationName: operation.name?.value, cost, variables: coerced.coerced, ...(published ? { published } : {}) };
     },
   };
 }

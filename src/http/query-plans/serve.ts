@@ -75,12 +75,12 @@ const PARAMETERS = new Set(['query', 'variables', 'operationName', 'extensions']
  * the same way (src/http/answer.ts).
  */
 export function plannedGraphQL(yoga: GraphQLFetch, options: PlannedOptions) {
+  // What a planned write runs on: the primary, and the event bus.
+  const write = { prisma: options.prisma, events: options.events };
   const answer = async (request: Request, context: RequestContext, body: string, plain: PlainRequest | undefined): Promise<Response | WholeAnswer> => {
     // A request already answered at its time limit starts nothing more (yoga's executor checks the same signal).
     if (plain && !context.deadline?.aborted) {
       const prisma = options.readPrimary || !options.readRouting?.enabled ? options.prisma : options.readRouting.reader(context.readAfter).prisma;
-      // A mutation's events, told to the bus as they come and to the write listeners once it has answered.
-      const published: DomainEvent[] = [];
       const inputs = {
         text: plain.text,
         operationName: plain.operationName,
@@ -89,21 +89,14 @@ export function plannedGraphQL(yoga: GraphQLFetch, options: PlannedOptions) {
         prisma,
         lookups: options.lookups,
         demand: context.demand,
-        write: {
-          prisma: options.prisma,
-          events: {
-            publish(event: DomainEvent) {
-              published.push(event);
-              options.events.publish(event);
-            },
-          },
-        },
+        write,
       };
       const outcome = options.traced ? await inSpan('graphql.plan', () => options.plans.run(inputs)) : await options.plans.run(inputs);
       if (outcome?.kind === 'write failed') {
         // Yoga answers the outcome (use-query-plans.ts), as graphql-js would have; it does not write again.
         context.settledWrite = outcome.failed;
-        if (published.length > 0) await tellPlannedWrite(options, outcome.failed.document, plain, outcome.failed.variables, published);
+        const { document, variables, published } = outcome.failed;
+        if (published.length > 0) await tellPlannedWrite(options, document, plain, variables, published);
       }
       const planned = outcome?.kind === 'answered' ? outcome : undefined;
       if (planned) {
@@ -112,15 +105,15 @@ export function plannedGraphQL(yoga: GraphQLFetch, options: PlannedOptions) {
         const facts = operationFacts(options.schema, planned.document, plain.operationName);
         if (context.trace) context.trace.operation = facts.name;
         // A write's answer is never kept (nor given to identical requests waiting on it): only a query's.
-        if (context.cacheNote && !planned.wrote) {
+        if (context.cacheNote && !planned.published) {
           context.cacheNote.query = true;
           context.cacheNote.tags = [...answerTags(options.schema, planned.document, plain.operationName, plain.variables, planned.data)];
         }
         const extensions: Record<string, unknown> = { cost: planned.cost };
         const answer: WholeAnswer = { kind: 'whole', status: 200, contentType: plain.contentType, text: '' };
-        if (planned.wrote) {
+        if (planned.published) {
           // As useWriteTags and useReadRouting do for yoga's mutations: told before the answer, and where to read after it.
-          await tellPlannedWrite(options, planned.document, plain, planned.variables, published);
+          await tellPlannedWrite(options, planned.document, plain, planned.variables, planned.published);
           const position = options.readRouting?.enabled ? await options.readRouting.writePosition() : undefined;
           if (position !== undefined) {
             extensions.writePosition = position;
@@ -129,7 +122,7 @@ export function plannedGraphQL(yoga: GraphQLFetch, options: PlannedOptions) {
         }
         answer.text = JSON.stringify({ data: planned.data, extensions });
         // A write is never run twice: only queries are answered field by field again to compare.
-        if (options.verify && !planned.wrote) await verify(options.verify, request, body, context, plain, answer);
+        if (options.verify && !planned.published) await verify(options.verify, request, body, context, plain, answer);
         return answer;
       }
     }
