@@ -21,7 +21,10 @@
  *     pg_basebackup), the gateway on the primary alone and with the replica, side by side.
  *  9. Live pass: 1,000 live queries over SSE under writes, then the same clients polling every second
  *     (bench/lib/live.ts).
- * 10. Writes bench/results/latest.json and latest.md and prints the table.
+ * 10. Baseline pass (only when BENCH_PASSES names it): the gateway built from an earlier commit
+ *     (BENCH_BASELINE; built once in bench/.baselines/<sha> and reused) against the work tree's,
+ *     alternately, cell by cell, answers checked alike first (bench/lib/baseline.ts).
+ * 11. Writes bench/results/latest.json and latest.md and prints the table.
  *
  * Whatever it started or made (servers, the database, the replica servers and their folder) is
  * undone at the end, on failure, and on SIGINT, SIGTERM or SIGHUP (bench/lib/cleanup.ts).
@@ -51,6 +54,8 @@ import {
   warnings,
 } from './lib/config.js';
 import { cleaningUp, cleanUp, cleanUpOnSignals } from './lib/cleanup.js';
+import { baselinePass } from './lib/baseline.js';
+import { checkBaselineSettings, prepareBaseline } from './lib/baseline-build.js';
 import { adminUrl, createDatabase, databaseUrl, dataSet, leftoverDatabases, loadData, placeOrderFunction, withClient } from './lib/data.js';
 import { countingPass, loadPass } from './lib/matrix.js';
 import { ladderPass } from './lib/ladder.js';
@@ -139,8 +144,9 @@ function describeRun(run: {
   mix: BenchResults['mix'];
   ladder: BenchResults['ladder'];
   live: BenchResults['live'];
+  baseline: BenchResults['baseline'];
 }): BenchResults {
-  const { peerNodeVersion, postgresVersion, preload, built, buildResult, operationResults, variantResults, cells, peakRssMb, rssAtStartMb, replicaRouting, mix, ladder, live } = run;
+  const { peerNodeVersion, postgresVersion, preload, built, buildResult, operationResults, variantResults, cells, peakRssMb, rssAtStartMb, replicaRouting, mix, ladder, live, baseline } = run;
   const finishedAt = new Date();
   return {
     startedAt: startedAt.toISOString(),
@@ -194,6 +200,7 @@ function describeRun(run: {
     ...(mix ? { mix } : {}),
     ...(ladder ? { ladder } : {}),
     ...(live ? { live } : {}),
+    ...(baseline ? { baseline } : {}),
     warnings,
   };
 }
@@ -202,11 +209,12 @@ async function main() {
   mkdirSync(resultsDir, { recursive: true });
   const selected = operations.filter((operation) => !only || only.includes(operation.id));
   if (selected.length === 0) throw new Error(`BENCH_ONLY=${process.env.BENCH_ONLY} matches no operation`);
+  checkBaselineSettings();
   // PostGraphile and the bench database serve the passes that compare the two servers.
   const comparing = passes.has('count') || passes.has('mix') || passes.has('ladder');
   const peerNodeVersion = comparing ? await ensurePeers() : 'not run';
-  // The live pass needs the bench's data set, not PostGraphile.
-  const needsDatabase = comparing || passes.has('live');
+  // The live and baseline passes need the bench's data set, not PostGraphile.
+  const needsDatabase = comparing || passes.has('live') || passes.has('baseline');
   auth.token ??= await new SignJWT({ scope: allScopes.join(' ') })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setSubject('bench')
@@ -216,6 +224,8 @@ async function main() {
   const buildResult = await build();
   // What was built: the commit, and whether the working tree differed from it at that moment.
   const built = { commit: git(['rev-parse', 'HEAD']), dirty: git(['status', '--porcelain', '--', 'src', 'prisma']).length > 0 };
+  // Before the database is made: a baseline that does not build stops the run early.
+  const baselineBuild = passes.has('baseline') ? await prepareBaseline() : undefined;
 
   const { postgresVersion, preload } = await serverFacts();
   const database = needsDatabase ? await prepareDatabase() : undefined;
@@ -240,6 +250,7 @@ async function main() {
   const mix = database && passes.has('mix') ? await mixPass(database.url, database.name) : undefined;
   const replicaRouting = passes.has('replicas') ? await replicaRoutingPass() : undefined;
   const live = database && passes.has('live') ? await livePass(database.url) : undefined;
+  const baseline = database && baselineBuild ? await baselinePass(database.url, database.name, selected, baselineBuild, built) : undefined;
   const results = describeRun({
     peerNodeVersion,
     postgresVersion,
@@ -255,6 +266,7 @@ async function main() {
     mix,
     ladder,
     live,
+    baseline,
   });
   const markdown = renderMarkdown(results);
   writeFileSync(path.join(resultsDir, `${outputName}.json`), `${JSON.stringify(results, null, 2)}\n`);

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import path from 'node:path';
-import { gatewayNodeArgs, log, only, resultsDir, root, settings, warnings } from './config.js';
+import { gatewayNodeArgs, levelsFromTen, log, only, resultsDir, root, settings, warnings } from './config.js';
 import { drive, cell } from './matrix.js';
 import { operations, type Variant } from './operations.js';
 import { BackendCpu, freePort, memoryMb, type ServerProcess, startServer } from './processes.js';
@@ -64,8 +64,7 @@ async function answerOf(server: ServerProcess, variant: Variant, rung: LadderRun
 
 export async function ladderPass(url: string, databaseName: string): Promise<LadderResult> {
   const reads = operations.filter((operation) => LADDER_READS.includes(operation.id) && (!only || only.includes(operation.id)));
-  const concurrency = settings.concurrency.filter((c) => c >= 10);
-  const levels = concurrency.length ? concurrency : settings.concurrency;
+  const levels = levelsFromTen();
   log(`ladder pass: ${ladderRungs.length} rungs × ${reads.length} reads at c=${levels.join(',')}`);
   const servers = new Map<LadderRung, ServerProcess>();
   for (const { rung } of ladderRungs) servers.set(rung, await startRung(rung, url));

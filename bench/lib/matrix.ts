@@ -26,20 +26,46 @@ async function checkPostGraphileSchema(server: ServerProcess): Promise<string[]>
   return postGraphileFields.map(([type, field]) => `${type}.${field}`).filter((name) => !fields.has(name));
 }
 
-export async function countingPass(
-  url: string,
-  variants: Variant[],
-  results: Record<string, VariantResult>,
-  normalized: Map<string, unknown>,
-) {
+/** A wire counter in front of the bench's PostgreSQL, and `url` (a database there) through it. */
+export async function wireCounterFor(url: string) {
   const admin = new URL(adminUrl);
   const counter = new PgWireCounter({ host: admin.hostname, port: Number(admin.port || 5432) });
   const proxyPort = await counter.listen();
   const proxied = new URL(url);
   proxied.hostname = '127.0.0.1';
   proxied.port = String(proxyPort);
-  log(`counting pass: the servers through the wire counter on 127.0.0.1:${proxyPort}`);
-  const servers = await startServers(proxied.toString(), '-counting');
+  return { counter, proxiedUrl: proxied.toString() };
+}
+
+/**
+ * SQL statements and rows per request of `variant` on `server` (started on the counter's URL): three
+ * requests unmeasured, then BENCH_COUNT_REQUESTS sequential ones, counted on the wire.
+ */
+export async function countPerRequest(server: ServerProcess, variant: Variant, counter: PgWireCounter) {
+  for (let i = 0; i < 3; i++) await send(server, variant);
+  await sleep(100);
+  const before = counter.snapshot();
+  for (let i = 0; i < settings.countRequests; i++) await send(server, variant);
+  await sleep(100);
+  const after = counter.snapshot();
+  const n = settings.countRequests;
+  return {
+    requests: n,
+    statements: (after.statements - before.statements) / n,
+    dataStatements: (after.dataStatements - before.dataStatements) / n,
+    rows: (after.rows - before.rows) / n,
+  };
+}
+
+export async function countingPass(
+  url: string,
+  variants: Variant[],
+  results: Record<string, VariantResult>,
+  normalized: Map<string, unknown>,
+) {
+  const { counter, proxiedUrl } = await wireCounterFor(url);
+  log(`counting pass: the servers through the wire counter on ${new URL(proxiedUrl).host}`);
+  const servers = await startServers(proxiedUrl, '-counting');
 
   const missing = await checkPostGraphileSchema(servers.postgraphile);
   const placeOrderFields = new Set(['Mutation.benchPlaceOrder', 'BenchPlaceOrderPayload.result']);
@@ -77,19 +103,7 @@ export async function countingPass(
     }
     if (variant.normalize && first.json !== undefined) normalized.set(variant.key, variant.normalize(first.json));
 
-    for (let i = 0; i < 3; i++) await send(server, variant);
-    await sleep(100);
-    const before = counter.snapshot();
-    for (let i = 0; i < settings.countRequests; i++) await send(server, variant);
-    await sleep(100);
-    const after = counter.snapshot();
-    const n = settings.countRequests;
-    result.perRequest = {
-      requests: n,
-      statements: (after.statements - before.statements) / n,
-      dataStatements: (after.dataStatements - before.dataStatements) / n,
-      rows: (after.rows - before.rows) / n,
-    };
+    result.perRequest = await countPerRequest(server, variant, counter);
     counter.startRecording();
     await send(server, variant, true);
     await sleep(100);

@@ -28,10 +28,10 @@ const shared: Setting[] = [
 ];
 
 export const benchSettings: Setting[] = [
-  { name: 'BENCH_PASSES', default: 'count,load,ladder,mix,replicas,live', what: 'The passes to run (load also runs count; ladder runs the four reads on every rung of bench/ladder at c ≥ 10). PostGraphile is set up only for count, load, ladder and mix; the bench database for those and live.' },
+  { name: 'BENCH_PASSES', default: 'count,load,ladder,mix,replicas,live', what: 'The passes to run (load also runs count; ladder runs the four reads on every rung of bench/ladder at c ≥ 10; baseline, run only when named, compares the work tree\'s gateway with BENCH_BASELINE\'s). PostGraphile is set up only for count, load, ladder and mix; the bench database for those, live and baseline.' },
   { name: 'BENCH_DURATION', default: '8', what: 'Seconds of load per cell (the mix and replica passes scale it).' },
   { name: 'BENCH_WARMUP', default: '5', what: 'Seconds of warm-up per variant.' },
-  { name: 'BENCH_CONCURRENCY', default: '1,10,50', what: 'Concurrency levels of the load pass (the ladder pass takes those of 10 and more).' },
+  { name: 'BENCH_CONCURRENCY', default: '1,10,50', what: 'Concurrency levels of the load pass (the ladder and baseline passes take those of 10 and more).' },
   { name: 'BENCH_COUNT_REQUESTS', default: '20', what: 'Sequential requests per variant in the counting pass.' },
   { name: 'BENCH_ONLY', default: 'all', what: 'Operation ids to run, e.g. 1,1c,3b (the ladder pass takes those of its reads 1, 2, 3a, 4b).' },
   { name: 'BENCH_MIX', default: '1', what: '0: skip the realistic mix pass (as BENCH_PASSES without mix).' },
@@ -39,6 +39,10 @@ export const benchSettings: Setting[] = [
   { name: 'BENCH_LIVE_CLIENTS', default: '1000', what: 'Clients of the live pass: live queries over SSE, then the same clients polling every second.' },
   { name: 'BENCH_LIVE_WRITES_PER_SECOND', default: '10', what: 'Writes a second (renames, stock counts, orders) during the live pass.' },
   { name: 'BENCH_REDIS_URL', default: 'redis://127.0.0.1:6379', what: "Redis for the cached gateway's write log in the mix pass and the write notices of the live pass (in memory when it does not answer)." },
+  { name: 'BENCH_BASELINE', default: 'unset', what: 'Git ref (branch, tag, sha, HEAD~1) the baseline pass compares the work tree with, required by it: its commit is exported (git archive), installed (npm ci) and built in bench/.baselines/<sha>, once; later runs reuse that folder (delete it to rebuild). Both gateways take the operations of BENCH_ONLY at the levels of BENCH_CONCURRENCY from 10 up (all of them if none is), alternately, after a check that they answer alike.' },
+  { name: 'BENCH_BASELINE_ROUNDS', default: '3', what: 'Rounds per cell of the baseline pass: each drives both gateways for BENCH_DURATION s, the one that goes first alternating.' },
+  { name: 'BENCH_BASELINE_SETTINGS', default: 'unset', what: 'Gateway settings for the baseline\'s gateways only, "NAME=value NAME2=value2", e.g. BENCH_BASELINE=HEAD BENCH_BASELINE_SETTINGS=GRAPHQL_QUERY_PLANS=false for what a setting is worth. Over the environment and the bench\'s own settings, under those that make a row (FEDERATION=true for 1f…).' },
+  { name: 'BENCH_CURRENT_SETTINGS', default: 'unset', what: 'The same for the work tree\'s gateways in the baseline pass only.' },
   { name: 'BENCH_GATEWAY_NODE_ARGS', default: 'unset', what: 'Extra node flags for the gateway under load, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".' },
   { name: 'BENCH_OUTPUT', default: 'latest', what: 'Basename of the result files in bench/results.' },
   ...shared,

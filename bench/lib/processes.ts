@@ -93,13 +93,16 @@ export async function startServer(options: StartOptions): Promise<ServerProcess>
 
 /**
  * Runs a command to its end, in a process group of its own that the clean-up ends (npm and tsc
- * beneath it too), without blocking the event loop: a signal is handled while it runs.
+ * beneath it too), without blocking the event loop: a signal is handled while it runs. Sent SIGTERM,
+ * npm finishes the step it is in first (tens of seconds in an install); `killAfterMs` lets the
+ * clean-up SIGKILL the group after that long, for a command whose folder is removed anyway.
  */
 export function runCommand(
   label: string,
   command: string,
   args: string[],
   options: Omit<SpawnOptions, 'detached'> = {},
+  killAfterMs?: number,
 ): Promise<{ status: number | null; output: string }> {
   checkNotInterrupted();
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], ...options, detached: true });
@@ -112,12 +115,17 @@ export function runCommand(
   });
   const forget = undoLater(`end ${label}`, async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
-    try {
-      process.kill(-child.pid!, 'SIGTERM');
-    } catch {
-      // already gone
-    }
+    const signalGroup = (signal: NodeJS.Signals) => {
+      try {
+        process.kill(-child.pid!, signal);
+      } catch {
+        // already gone
+      }
+    };
+    signalGroup('SIGTERM');
+    const timer = killAfterMs === undefined ? undefined : setTimeout(() => signalGroup('SIGKILL'), killAfterMs);
     await ended.catch(() => undefined);
+    clearTimeout(timer);
   });
   return ended.then(
     async (status) => {

@@ -114,6 +114,70 @@ export interface ReplicaRoutingResult {
   pairs: Array<{ variant: string; label: string; primaryOnly: CellResult; withReplica: CellResult; replicaReadShare: number | null }>;
 }
 
+/** The two sides of the baseline pass (bench/lib/baseline.ts). */
+export type BaselineSideName = 'baseline' | 'current';
+
+/** One side of a baseline-pass cell, over all its rounds. */
+export interface BaselineSide {
+  requests: number;
+  /** Requests ÷ seconds over all the rounds. */
+  requestsPerSecond: number;
+  /** The median over the rounds of each round's percentile. */
+  latencyMs: { p50: number; p99: number };
+  /** Over all the rounds: CPU ms of the gateway's process, and of PostgreSQL, ÷ requests. */
+  serverCpuMsPerRequest: number | null;
+  postgresCpuMsPerRequest: number | null;
+  /** Connection errors + non-2xx answers + 2xx answers carrying GraphQL errors. */
+  errors: number;
+}
+
+/** The work tree's build against an earlier commit's, one operation at one concurrency. */
+export interface BaselineCell {
+  operation: string;
+  variant: string;
+  concurrency: number;
+  baseline: BaselineSide;
+  current: BaselineSide;
+  /** Current ÷ baseline req/s over all the rounds: above 1, the current build is faster. */
+  throughputRatio: number | null;
+  /** The same ratio round by round, to show how far the rounds agree. */
+  roundRatios: number[];
+  /** Every round's two cells; `first` is the side driven first in that round. */
+  rounds: Array<{ first: BaselineSideName } & Record<BaselineSideName, CellResult>>;
+}
+
+/** The baseline pass: the gateway as built from the work tree, side by side with an earlier commit's. */
+export interface BaselineResult {
+  baseline: {
+    ref: string;
+    commit: string;
+    dir: string;
+    node: string;
+    settings: Record<string, string>;
+    reused: boolean;
+    buildSeconds: number;
+    build: { ok: boolean; typeErrors: string[] };
+  };
+  current: { commit: string; dirty: boolean; node: string; settings: Record<string, string> };
+  rounds: number;
+  durationS: number;
+  warmupS: number;
+  concurrency: number[];
+  /** Per operation: both answers to one request checked, and SQL statements counted on the wire. */
+  variants: Array<{
+    operation: string;
+    title: string;
+    variant: string;
+    /** Same status, no errors, same data; null: a write, its data not compared. */
+    sameAnswer: boolean | null;
+    detail?: string;
+    perRequest: Record<BaselineSideName, WireCounts & { requests: number }>;
+  }>;
+  cells: BaselineCell[];
+  /** Each gateway process of the pass: RSS a second after start-up, and its peak (VmHWM) at the end. */
+  memoryMb: Array<{ server: string; side: BaselineSideName; rssAtStart: number | null; peakRss: number | null }>;
+}
+
 export interface BenchResults {
   startedAt: string;
   finishedAt: string;
@@ -146,6 +210,8 @@ export interface BenchResults {
   ladder?: LadderResult;
   /** Live queries against polling (bench/lib/live.ts). */
   live?: LiveResult[];
+  /** The work tree's gateway against an earlier commit's (bench/lib/baseline.ts). */
+  baseline?: BaselineResult;
   warnings: string[];
 }
 
@@ -326,31 +392,8 @@ export function renderMarkdown(results: BenchResults): string {
     lines.push('');
   }
 
-  lines.push('## Work per request');
-  lines.push('');
-  const mid = settings.concurrency.includes(10) ? 10 : (settings.concurrency[0] ?? 1);
-  lines.push(
-    `SQL statements and rows: counted on the wire in a separate pass (${settings.countRequests} sequential ` +
-      'requests after 3 warm-up ones; see Notes). CPU: from /proc during the load cell at ' +
-      `c=${mid}, divided by the requests served.`,
-  );
-  lines.push('');
-  lines.push(
-    '| Variant | SQL statements / req (without BEGIN/COMMIT) | rows from PostgreSQL / req | server CPU ms / req | PostgreSQL CPU ms / req |',
-  );
-  lines.push('|---|--:|--:|--:|--:|');
-  for (const variant of Object.values(results.variants)) {
-    const c = cell(variant.key, mid);
-    const per = variant.perRequest;
-    lines.push(
-      `| ${variant.target === 'gateway' ? 'Gateway' : 'PostGraphile'}: ${variant.label} | ` +
-        (variant.available && per
-          ? `${fmt(per.statements, 1)} (${fmt(per.dataStatements, 1)}) | ${fmt(per.rows, 1)} | ` +
-            `${fmt(c?.serverCpuMsPerRequest, 2)} | ${fmt(c?.postgresCpuMsPerRequest, 2)} |`
-          : `n/a | n/a | n/a | n/a |`),
-    );
-  }
-  lines.push('');
+  // Absent when the counting pass did not run (the ladder or baseline pass alone).
+  if (Object.keys(results.variants).length) lines.push(...renderWorkPerRequest(results));
 
   // Absent when the load pass did not run.
   if (results.cells.length) {
@@ -378,6 +421,7 @@ export function renderMarkdown(results: BenchResults): string {
   }
 
   if (results.ladder) lines.push(...renderLadder(results.ladder));
+  if (results.baseline) lines.push(...renderBaseline(results.baseline));
 
   lines.push('## Notes');
   lines.push('');
@@ -421,6 +465,8 @@ export function renderMarkdown(results: BenchResults): string {
   for (const warning of results.warnings) lines.push(`- Warning: ${warning}`);
   lines.push('');
 
+  // Absent when the counting pass did not run.
+  if (!Object.values(results.variants).some((variant) => variant.statements?.length)) return lines.join('\n');
   lines.push('<details><summary>The SQL of one request, per variant (from the counting pass)</summary>');
   lines.push('');
   for (const variant of Object.values(results.variants)) {
@@ -439,6 +485,39 @@ export function renderMarkdown(results: BenchResults): string {
   lines.push('</details>');
   lines.push('');
   return lines.join('\n');
+}
+
+/** SQL statements and rows per request from the counting pass, and CPU per request from the load pass. */
+function renderWorkPerRequest(results: BenchResults): string[] {
+  const { settings } = results;
+  const cell = (variant: string, c: number) => results.cells.find((x) => x.variant === variant && x.concurrency === c);
+  const lines: string[] = [];
+  lines.push('## Work per request');
+  lines.push('');
+  const mid = settings.concurrency.includes(10) ? 10 : (settings.concurrency[0] ?? 1);
+  lines.push(
+    `SQL statements and rows: counted on the wire in a separate pass (${settings.countRequests} sequential ` +
+      'requests after 3 warm-up ones; see Notes). CPU: from /proc during the load cell at ' +
+      `c=${mid}, divided by the requests served.`,
+  );
+  lines.push('');
+  lines.push(
+    '| Variant | SQL statements / req (without BEGIN/COMMIT) | rows from PostgreSQL / req | server CPU ms / req | PostgreSQL CPU ms / req |',
+  );
+  lines.push('|---|--:|--:|--:|--:|');
+  for (const variant of Object.values(results.variants)) {
+    const c = cell(variant.key, mid);
+    const per = variant.perRequest;
+    lines.push(
+      `| ${variant.target === 'gateway' ? 'Gateway' : 'PostGraphile'}: ${variant.label} | ` +
+        (variant.available && per
+          ? `${fmt(per.statements, 1)} (${fmt(per.dataStatements, 1)}) | ${fmt(per.rows, 1)} | ` +
+            `${fmt(c?.serverCpuMsPerRequest, 2)} | ${fmt(c?.postgresCpuMsPerRequest, 2)} |`
+          : `n/a | n/a | n/a | n/a |`),
+    );
+  }
+  lines.push('');
+  return lines;
 }
 
 /**
@@ -497,6 +576,78 @@ export function renderLadder(ladder: LadderResult): string[] {
       : `Every rung answered each read with the gateway's data (checked once per read, same arguments; PostGraphile through the bench's normalisation).`,
   );
   lines.push(`Peak RSS: ${ladder.rungs.map(({ rung, label }) => `${label} ${fmt(ladder.peakRssMb[rung])} MB`).join(', ')}.`);
+  lines.push('');
+  return lines;
+}
+
+/**
+ * The baseline pass: per operation and concurrency, each side's req/s, latency, CPU and SQL per
+ * request, and current ÷ baseline over all the rounds and round by round (how far they agree is
+ * what the host's noise was); then whether both answered alike, and each gateway's memory.
+ */
+export function renderBaseline(result: BaselineResult): string[] {
+  const lines: string[] = [];
+  const { baseline, current } = result;
+  const settingsOf = (settings: Record<string, string>) =>
+    Object.keys(settings).length ? Object.entries(settings).map(([name, value]) => `\`${name}=${value}\``).join(' ') : 'none of its own';
+  const both = (a: number | null | undefined, b: number | null | undefined, digits: number) => `${fmt(a, digits)} / ${fmt(b, digits)}`;
+  // autocannon's percentiles are whole milliseconds; a median of two rounds may fall between them.
+  const ms = (a: number, b: number) => [a, b].map((x) => x.toLocaleString('en-US', { maximumFractionDigits: 1 })).join(' / ');
+  lines.push(`## The work tree against a baseline build (${baseline.ref} = ${baseline.commit.slice(0, 10)})`);
+  lines.push('');
+  lines.push(
+    `Baseline: commit ${baseline.commit.slice(0, 10)} (\`BENCH_BASELINE=${baseline.ref}\`), built in \`${baseline.dir}\` ` +
+      `(${baseline.reused ? 'reused from an earlier run' : `built by this run in ${fmt(baseline.buildSeconds)} s`}` +
+      `${baseline.build.ok ? '' : `, with ${baseline.build.typeErrors.length} type errors`}), Node ${baseline.node}, settings: ${settingsOf(baseline.settings)}. ` +
+      `Current: the work tree at ${current.commit.slice(0, 10)}${current.dirty ? ' with uncommitted changes in src/ or prisma/' : ''}, ` +
+      `Node ${current.node}, settings: ${settingsOf(current.settings)}. Both run as in production with the bench's settings, on the same ` +
+      `database, one driven while the other idles. Each cell: a ${fmt(result.warmupS)} s warm-up of each per operation, then ` +
+      `${result.rounds} rounds of ${fmt(result.durationS)} s on each, the side that goes first alternating from round to round ` +
+      '(baseline first in the odd rounds), so that drift on the host meets both alike. Ratios are current ÷ baseline: above ' +
+      '1.00× for throughput, or below it for CPU, the current build is faster. Latency: the median over the rounds of each round\'s percentile.',
+  );
+  lines.push('');
+  lines.push(
+    '| # | Operation | c | baseline req/s | current req/s | current ÷ baseline | round by round | p50 / p99 ms baseline | p50 / p99 ms current | ' +
+      'gateway CPU ms/req baseline / current | CPU current ÷ baseline | PostgreSQL CPU ms/req baseline / current | SQL statements/req baseline / current | errors baseline / current |',
+  );
+  lines.push('|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
+  for (const cell of result.cells) {
+    const variant = result.variants.find((v) => v.variant === cell.variant);
+    const [b, c] = [cell.baseline, cell.current];
+    lines.push(
+      `| ${cell.operation} | ${variant?.title ?? cell.variant} | ${cell.concurrency} | ${fmt(b.requestsPerSecond)} | ${fmt(c.requestsPerSecond)} | ` +
+        `${ratio(c.requestsPerSecond, b.requestsPerSecond)} | ${cell.roundRatios.map((r) => r.toFixed(2)).join(', ')} | ` +
+        `${ms(b.latencyMs.p50, b.latencyMs.p99)} | ${ms(c.latencyMs.p50, c.latencyMs.p99)} | ` +
+        `${both(b.serverCpuMsPerRequest, c.serverCpuMsPerRequest, 2)} | ${ratio(c.serverCpuMsPerRequest, b.serverCpuMsPerRequest)} | ` +
+        `${both(b.postgresCpuMsPerRequest, c.postgresCpuMsPerRequest, 2)} | ` +
+        `${both(variant?.perRequest.baseline?.statements, variant?.perRequest.current?.statements, 1)} | ${both(b.errors, c.errors, 0)} |`,
+    );
+  }
+  lines.push('');
+  const same = result.variants.filter((v) => v.sameAnswer === true).map((v) => v.operation);
+  const differ = result.variants.filter((v) => v.sameAnswer === false);
+  const unchecked = result.variants.filter((v) => v.sameAnswer === null);
+  if (same.length) lines.push(`Same answer from both (status, no errors, the same \`data\`; one request each, the same arguments): ${same.join(', ')}.`);
+  for (const v of differ) lines.push(`**Answers NOT the same** for ${v.operation}: ${v.detail}.`);
+  for (const v of unchecked) lines.push(`${v.operation}: ${v.detail}.`);
+  lines.push(
+    `SQL statements per request (BEGIN/COMMIT included): counted on the wire, ${result.variants[0]?.perRequest.current?.requests ?? '–'} ` +
+      'sequential requests on gateways of their own, before the load.',
+  );
+  const others = result.cells.flatMap((cell) => cell.rounds.flatMap((round) => [round.baseline, round.current])).map((x) => x.otherProcessesCpuPercent);
+  if (others.length) {
+    const sorted = [...others].sort((a, b) => a - b);
+    lines.push(
+      `Other processes on the host took a median ${fmt(sorted[Math.floor(sorted.length / 2)])}% (max ${fmt(sorted[sorted.length - 1])}%) of all CPUs during these cells.`,
+    );
+  }
+  lines.push('');
+  lines.push('| Gateway process | side | RSS after start-up | Peak RSS (VmHWM, whole pass) |');
+  lines.push('|---|---|--:|--:|');
+  for (const memory of result.memoryMb) {
+    lines.push(`| ${memory.server} | ${memory.side} | ${fmt(memory.rssAtStart)} MB | ${fmt(memory.peakRss)} MB |`);
+  }
   lines.push('');
   return lines;
 }

@@ -10,19 +10,49 @@ import type { BenchResults } from './report.js';
 
 /** The servers under test: building and starting the gateway and PostGraphile, and sending them one request. */
 
+/**
+ * The environment of every npm command the bench runs (installs, builds): its own, with the folder of
+ * the Node running the bench first on PATH, so that npm itself runs on that Node (Node 24, as .ci/run
+ * installs the project) however the bench was started. Scripts npm runs find the package's own
+ * node_modules/.bin before it: a folder with its own `node` builds on that one. The rest of npm's
+ * configuration from `npm run bench` is kept (the machine's npmrc files are found through it), but
+ * not its user agent: it names the Node of that npm, which the postinstall's note would report.
+ */
+function npmEnvironment(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, PATH: [path.dirname(process.execPath), process.env.PATH].filter(Boolean).join(path.delimiter) };
+  delete env.npm_config_user_agent;
+  return env;
+}
+
+/** `npm ci` in `dir`, its output shown as it comes (an install takes minutes); `killAfterMs` as runCommand's. */
+export async function npmCi(dir: string, label: string, killAfterMs?: number): Promise<void> {
+  const install = await runCommand(
+    `npm ci in ${label}`,
+    'npm',
+    ['ci', '--no-audit', '--no-fund'],
+    { cwd: dir, env: npmEnvironment(), stdio: 'inherit' },
+    killAfterMs,
+  );
+  if (install.status !== 0) throw new Error(`npm ci in ${label} failed`);
+}
+
+/** The version of `node` (a path), which must be the bench's Node major: side by side means on the same one. */
+export function nodeOfSameMajor(node: string, what: string): string {
+  const version = execFileSync(node, ['-v'], { encoding: 'utf8' }).trim();
+  const major = (v: string) => Number(/^v(\d+)/.exec(v)?.[1]);
+  if (major(version) !== major(process.version)) {
+    throw new Error(`${what} must run on the gateway's Node major (${process.version}); ${node} is ${version}`);
+  }
+  return version;
+}
+
 export async function ensurePeers(): Promise<string> {
   if (!existsSync(peerNode) || !existsSync(path.join(peersDir, 'node_modules/postgraphile/package.json'))) {
     log('bench/peers is not installed: npm ci in bench/peers (PostGraphile 5 and its Node)…');
-    const install = await runCommand('npm ci in bench/peers', 'npm', ['ci', '--no-audit', '--no-fund'], { cwd: peersDir, stdio: 'inherit' });
-    if (install.status !== 0) throw new Error('npm ci in bench/peers failed');
+    await npmCi(peersDir, 'bench/peers');
   }
-  const version = execFileSync(peerNode, ['-v'], { encoding: 'utf8' }).trim();
-  // Side by side means on the same Node major as the gateway (PostGraphile 5 needs 22 or later anyway).
-  const major = (v: string) => Number(/^v(\d+)/.exec(v)?.[1]);
-  if (major(version) !== major(process.version)) {
-    throw new Error(`PostGraphile must run on the gateway's Node major (${process.version}); ${peerNode} is ${version}`);
-  }
-  return version;
+  // PostGraphile 5 needs 22 or later anyway.
+  return nodeOfSameMajor(peerNode, 'PostGraphile');
 }
 
 export async function build(): Promise<BenchResults['build']> {
@@ -30,19 +60,27 @@ export async function build(): Promise<BenchResults['build']> {
     warnings.push('BENCH_SKIP_BUILD=1: ran dist/ as it was, without building.');
     return { ok: true, typeErrors: [] };
   }
-  log('npm run build…');
+  return buildGateway(root, 'npm run build');
+}
+
+/**
+ * `npm run build` in `dir` (the work tree, or a baseline's folder). When tsc reports type errors but
+ * still wrote dist/src/main.js, that JavaScript is run, with a warning (BENCH_STRICT_BUILD=1: stop).
+ */
+export async function buildGateway(dir: string, label: string, killAfterMs?: number): Promise<BenchResults['build']> {
+  log(`${label}…`);
   const started = Date.now();
-  const result = await runCommand('npm run build', 'npm', ['run', 'build'], { cwd: root });
+  const result = await runCommand(label, 'npm', ['run', 'build'], { cwd: dir, env: npmEnvironment() }, killAfterMs);
   if (result.status === 0) return { ok: true, typeErrors: [] };
   const output = result.output;
   const typeErrors = output.split('\n').filter((line) => /error TS\d+/.test(line));
-  const main = path.join(root, 'dist/src/main.js');
+  const main = path.join(dir, 'dist/src/main.js');
   const emitted = existsSync(main) && statSync(main).mtimeMs >= started - 1000;
   if (!emitted || typeErrors.length === 0 || process.env.BENCH_STRICT_BUILD === '1') {
-    throw new Error(`npm run build failed:\n${output}`);
+    throw new Error(`${label} failed:\n${output}`);
   }
   // tsc still writes the JavaScript when the types do not check; say so loudly and go on.
-  const warning = `npm run build reported ${typeErrors.length} type error(s); benchmarked the JavaScript it emitted anyway: ${typeErrors.join('; ')}`;
+  const warning = `${label} reported ${typeErrors.length} type error(s); benchmarked the JavaScript it emitted anyway: ${typeErrors.join('; ')}`;
   warnings.push(warning);
   log(`WARNING: ${warning}`);
   return { ok: false, typeErrors };
@@ -87,13 +125,27 @@ function gatewayEnvironment(): NodeJS.ProcessEnv {
   };
 }
 
-/** The node flags production runs the gateway with: those of package.json's start:prod. */
-function productionNodeFlags(): string[] {
-  const script: string = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).scripts['start:prod'];
+/** The node flags production runs the gateway with: those of the build's package.json's start:prod. */
+function productionNodeFlags(dir: string): string[] {
+  const script: string = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')).scripts['start:prod'];
   const flags = /\bnode((?:\s+--\S+)*)\s+dist\/src\/main\.js/.exec(script)?.[1];
   if (flags === undefined) throw new Error(`package.json's start:prod does not run node dist/src/main.js: ${script}`);
   return flags.trim().split(/\s+/).filter(Boolean);
 }
+
+/** A built gateway: the folder holding its package.json and dist/, and the node that runs it. */
+export interface GatewayBuild {
+  dir: string;
+  node: string;
+  /**
+   * Settings of this build's gateways only (BENCH_BASELINE_SETTINGS, BENCH_CURRENT_SETTINGS): over
+   * the environment and the bench's own, under those that make a row what it is (FEDERATION=true…).
+   */
+  settings?: Record<string, string>;
+}
+
+/** The work tree's build, run by the Node that runs the bench. */
+export const currentBuild: GatewayBuild = { dir: root, node: process.execPath };
 
 /**
  * The built gateway as production runs it, on `url`, or on the embedded default when `url` is
@@ -104,15 +156,16 @@ export async function startGateway(
   name: string,
   nodeArgs: string[] = [],
   settings: Record<string, string> = {},
+  build: GatewayBuild = currentBuild,
 ): Promise<ServerProcess> {
   const port = await freePort();
   const env = gatewayEnvironment();
   delete env.DATABASE_URL;
   return startServer({
     name,
-    command: process.execPath,
-    args: [...productionNodeFlags(), ...nodeArgs, 'dist/src/main.js'],
-    cwd: root,
+    command: build.node,
+    args: [...productionNodeFlags(build.dir), ...nodeArgs, 'dist/src/main.js'],
+    cwd: build.dir,
     env: {
       ...env,
       NODE_ENV: 'production',
@@ -122,6 +175,7 @@ export async function startGateway(
       // No load balancer to drain: production's 5 s wait would only slow every stop and clean-up.
       SHUTDOWN_DRAIN_MS: '0',
       ...(url === undefined ? {} : { DATABASE_URL: url, DATABASE_POOL_SIZE: String(poolSize), MIGRATE_ON_START: 'false' }),
+      ...build.settings,
       ...settings,
     },
     url: `http://127.0.0.1:${port}`,
@@ -130,20 +184,23 @@ export async function startGateway(
 }
 
 /**
- * The servers of one pass: the gateway, PostGraphile, and the gateway with its response cache on
- * when a selected operation is sent to it (BENCH_ONLY may leave it out).
+ * The gateways of one pass: the gateway, and those started with a setting of their own when a
+ * selected operation is sent to them (BENCH_ONLY may leave them out): its response cache on, as a
+ * Federation subgraph, estimating every cost afresh, sending traces.
  */
-export type Servers = Record<'gateway' | 'postgraphile', ServerProcess> & {
+export type Gateways = Record<'gateway', ServerProcess> & {
   cachedGateway?: ServerProcess;
   federationGateway?: ServerProcess;
   uncostedGateway?: ServerProcess;
   sampledTracesGateway?: ServerProcess;
   allTracesGateway?: ServerProcess;
 };
+/** The gateways and PostGraphile. */
+export type Servers = Gateways & Record<'postgraphile', ServerProcess>;
 const needsGateway = (kind: 'responseCache' | 'federation' | 'uncachedCost') => operations.some((o) => o.gateway[kind] && (!only || only.includes(o.id)));
 const needsTraces = (level: TraceLevel) => operations.some((o) => o.gateway.traces === level && (!only || only.includes(o.id)));
 const tracedGatewayKey = { sampled: 'sampledTracesGateway', all: 'allTracesGateway' } as const;
-export const serverFor = (servers: Servers, variant: Variant): ServerProcess => {
+export const serverFor = (servers: Gateways & Partial<Servers>, variant: Variant): ServerProcess => {
   if (variant.traces) {
     const server = servers[tracedGatewayKey[variant.traces]];
     if (!server) throw new Error(`${variant.key} needs the gateway that sends traces`);
@@ -157,36 +214,39 @@ export const serverFor = (servers: Servers, variant: Variant): ServerProcess => 
     if (!servers.uncostedGateway) throw new Error(`${variant.key} needs the gateway with COST_ESTIMATES_MAX_ENTRIES=0`);
     return servers.uncostedGateway;
   }
-  if (!variant.responseCache) return servers[variant.target];
+  if (!variant.responseCache) {
+    const server = servers[variant.target];
+    if (!server) throw new Error(`${variant.key} needs ${variant.target}, which this pass did not start`);
+    return server;
+  }
   if (!servers.cachedGateway) throw new Error(`${variant.key} needs the gateway with its response cache on`);
   return servers.cachedGateway;
 };
 
 export async function startServers(url: string, suffix: string, gatewayArgs: string[] = []): Promise<Servers> {
   return {
-    gateway: await startGateway(url, `gateway${suffix}`, gatewayArgs),
+    ...(await startGateways(url, suffix, gatewayArgs)),
+    postgraphile: await startPostGraphile(url, `postgraphile${suffix}`),
+  };
+}
+
+export async function startGateways(url: string, suffix: string, gatewayArgs: string[] = [], build: GatewayBuild = currentBuild): Promise<Gateways> {
+  const start = (name: string, settings: Record<string, string> = {}) => startGateway(url, `${name}${suffix}`, gatewayArgs, settings, build);
+  return {
+    gateway: await start('gateway'),
     ...(needsGateway('responseCache')
-      ? {
-          cachedGateway: await startGateway(url, `gateway-cached${suffix}`, gatewayArgs, {
-            RESPONSE_CACHE_TTL_MS: String(benchResponseCacheTtlMs),
-          }),
-        }
+      ? { cachedGateway: await start('gateway-cached', { RESPONSE_CACHE_TTL_MS: String(benchResponseCacheTtlMs) }) }
       : {}),
     // A subgraph of its own, so that every other row measures the standalone gateway as it is deployed.
-    ...(needsGateway('federation')
-      ? { federationGateway: await startGateway(url, `gateway-federation${suffix}`, gatewayArgs, { FEDERATION: 'true' }) }
-      : {}),
-    ...(needsGateway('uncachedCost')
-      ? { uncostedGateway: await startGateway(url, `gateway-uncosted${suffix}`, gatewayArgs, { COST_ESTIMATES_MAX_ENTRIES: '0' }) }
-      : {}),
+    ...(needsGateway('federation') ? { federationGateway: await start('gateway-federation', { FEDERATION: 'true' }) } : {}),
+    ...(needsGateway('uncachedCost') ? { uncostedGateway: await start('gateway-uncosted', { COST_ESTIMATES_MAX_ENTRIES: '0' }) } : {}),
     ...Object.fromEntries(
       await Promise.all(
         (['sampled', 'all'] as const)
           .filter(needsTraces)
-          .map(async (level) => [tracedGatewayKey[level], await startGateway(url, `gateway-traces-${level}${suffix}`, gatewayArgs, await tracingSettings(level))]),
+          .map(async (level) => [tracedGatewayKey[level], await start(`gateway-traces-${level}`, await tracingSettings(level))]),
       ),
     ),
-    postgraphile: await startPostGraphile(url, `postgraphile${suffix}`),
   };
 }
 
