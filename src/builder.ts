@@ -5,7 +5,6 @@ import PrismaPlugin from '@pothos/plugin-prisma';
 import RelayPlugin from '@pothos/plugin-relay';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import { DateTimeResolver } from 'graphql-scalars';
-import './pothos-plugins/canonical-paths.js';
 import './pothos-plugins/int64-ids.js';
 import './pothos-plugins/paging.js';
 import { type Principal, requireScope, type Scope } from './auth/scopes.js';
@@ -61,8 +60,7 @@ export const builder = new SchemaBuilder<{
 }>({
   // `paging`: src/pothos-plugins/paging.ts, the page-size and cursor rule of every connection.
   // `int64Ids`: src/pothos-plugins/int64-ids.ts, id arguments that arrive parsed as bigints.
-  // `canonicalPaths` (first, so it wraps every other): src/pothos-plugins/canonical-paths.ts.
-  plugins: ['canonicalPaths', ScopeAuthPlugin, 'paging', 'int64Ids', DirectivesPlugin, FederationPlugin, PrismaPlugin, RelayPlugin],
+  plugins: [ScopeAuthPlugin, 'paging', 'int64Ids', DirectivesPlugin, FederationPlugin, PrismaPlugin, RelayPlugin],
   scopeAuth: {
     // A subscription is refused when it starts, not at its first event.
     authorizeOnSubscribe: true,

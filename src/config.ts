@@ -29,17 +29,6 @@ export interface CacheBounds {
   maxBytes?: number;
 }
 
-/**
- * Compiled execution (graphql-jit): a document is compiled once it has run `afterUses` times within
- * `windowMs`; at most `maxEntries` compiled documents, and `maxBytes` of their generated code, are kept.
- */
-export interface CompiledExecutionSettings {
-  afterUses: number;
-  windowMs: number;
-  maxEntries: number;
-  maxBytes: number;
-}
-
 /** Distinct SQL texts each database connection prepares unless DATABASE_PREPARED_STATEMENTS says otherwise. */
 export const DEFAULT_PREPARED_STATEMENTS = 500;
 
@@ -200,13 +189,9 @@ const environmentSchema = z.object({
   LIVE_QUERY_MAX_CONCURRENT_RUNS: wholeNumber('LIVE_QUERY_MAX_CONCURRENT_RUNS', 1, 1_000).default(4).meta(about('Live queries', 'Live queries running again at once on one instance; the others wait their turn (a write that touches many must not crowd the database pool).')),
   LIVE_QUERY_MIN_INTERVAL_MS: wholeNumber('LIVE_QUERY_MIN_INTERVAL_MS', 0, 60_000).default(250).meta(about('Live queries', 'The shortest time between two runs of one live query: the writes that touch it meanwhile are answered by one run.')),
   BODY_LIMIT_BYTES: wholeNumber('BODY_LIMIT_BYTES', 1_024, 10_485_760).default(102_400).meta(about('Limits', 'A request body over this is `413 PAYLOAD_TOO_LARGE`, chunked bodies too.')),
-  GRAPHQL_COMPILE_AFTER_USES: wholeNumber('GRAPHQL_COMPILE_AFTER_USES', 0, 1_000_000).default(10).meta(about('GraphQL execution and caches', 'Compile a query with graphql-jit once it has run this many times within `GRAPHQL_COMPILE_WINDOW_MS` (`0`: graphql-js only). Compiling costs some 7 ms and keeps about 100 KB of generated code; it saves about half a millisecond per execution, so documents sent a few times are never compiled. Mutations, subscriptions, introspection, `@defer`/`@stream` and requests whose variables do not fit run on graphql-js; the answers are the same.')),
-  GRAPHQL_COMPILE_WINDOW_MS: wholeNumber('GRAPHQL_COMPILE_WINDOW_MS', 1_000, 86_400_000).default(60_000).meta(about('GraphQL execution and caches', 'The window in which a document\'s uses are counted.')),
-  GRAPHQL_COMPILED_MAX_ENTRIES: wholeNumber('GRAPHQL_COMPILED_MAX_ENTRIES', 1, 100_000).default(100).meta(about('GraphQL execution and caches', 'Compiled documents kept; the least recently used go first.')),
-  GRAPHQL_COMPILED_MAX_BYTES: wholeNumber('GRAPHQL_COMPILED_MAX_BYTES', 100_000, 8_000_000_000).default(16_000_000).meta(about('GraphQL execution and caches', 'The size of the compiled documents\' generated code kept.')),
-  GRAPHQL_QUERY_PLANS: flag('GRAPHQL_QUERY_PLANS').default(true).meta(about('GraphQL execution and caches', 'Answer queries of the lists, lookups and relations the schema declares plannable by their plan: the Prisma reads and the shaping of their rows worked out once per document, with no resolver called per field per row; and the mutations it declares plannable (placeOrder) by a plan that calls the domain\'s write and shapes its row. Documents and requests a plan does not cover run field by field; the answers are the same (the test suite runs every query both ways, and placeOrder on two gateways).', '`true`')),
+  GRAPHQL_QUERY_PLANS: flag('GRAPHQL_QUERY_PLANS').default(true).meta(about('GraphQL execution and caches', 'Execute queries of the lists, lookups and relations the schema declares plannable by their plan: the Prisma reads and the shaping of their rows worked out once per document, with no resolver called per field per row; and the mutations it declares plannable (placeOrder) by a plan that calls the domain\'s write and shapes its row. A plan is only the executor: every request passes the same pipeline (limits, authorization rules, cost, cache, routing) whichever engine runs it. Documents and requests a plan does not cover are executed field by field by graphql-js; the answers are the same (the test suite runs every query both ways, and the planned writes on two gateways).', '`true`')),
   GRAPHQL_PLAN_STATEMENTS: flag('GRAPHQL_PLAN_STATEMENTS').default(true).meta(about('GraphQL execution and caches', 'Read a planned list with one SQL statement of the gateway\'s own (to-one relations joined as columns, each related page one JSON array of the columns it shows) instead of Prisma\'s (each relation as JSONB in a LATERAL subquery), where the read is one the gateway\'s statements cover; the rows and the answers are the same. `false` reads every plan through Prisma.', '`true`')),
-  GRAPHQL_PLAN_CACHE_MAX_ENTRIES: wholeNumber('GRAPHQL_PLAN_CACHE_MAX_ENTRIES', 1, 1_000_000).default(1_000).meta(about('GraphQL execution and caches', 'Query plans kept, by document text.')),
+  GRAPHQL_PLAN_CACHE_MAX_ENTRIES: wholeNumber('GRAPHQL_PLAN_CACHE_MAX_ENTRIES', 1, 1_000_000).default(1_000).meta(about('GraphQL execution and caches', 'Documents whose query plans are kept; the least recently used go first.')),
   GRAPHQL_PLAN_CACHE_MAX_BYTES: wholeNumber('GRAPHQL_PLAN_CACHE_MAX_BYTES', 100_000, 8_000_000_000).default(16_000_000).meta(about('GraphQL execution and caches', 'Their size, estimated at 40 bytes per character of document text.')),
   GRAPHQL_DOCUMENT_CACHE_MAX_ENTRIES: wholeNumber('GRAPHQL_DOCUMENT_CACHE_MAX_ENTRIES', 1, 1_000_000).default(1_000).meta(about('GraphQL execution and caches', 'Parsed and validated documents kept by their text; what the plugins work out about a document goes with it.')),
   GRAPHQL_DOCUMENT_CACHE_MAX_BYTES: wholeNumber('GRAPHQL_DOCUMENT_CACHE_MAX_BYTES', 100_000, 8_000_000_000).default(32_000_000).meta(about('GraphQL execution and caches', 'Their size, estimated at 80 bytes of syntax tree per character of text.')),
@@ -461,8 +446,6 @@ export interface Config {
   federation: boolean;
   /** Origins allowed to call from a browser; none when empty. */
   corsOrigins: string[];
-  /** Compile a query with graphql-jit from its n-th use on (the 2nd by default); graphql-js only when absent (0). */
-  compiledExecution: CompiledExecutionSettings | undefined;
   /** Query plans (GRAPHQL_QUERY_PLANS), how many are kept, and what reads their lists; off when undefined. */
   queryPlans: (CacheBounds & { ownStatements: boolean }) | undefined;
   /** Parsed documents kept by their text (yoga's parse cache); the per-document facts of the plugins go with them. */
@@ -510,7 +493,6 @@ export type GatewaySettings = Pick<
   | 'corsOrigins'
   | 'trustProxy'
   | 'legacy'
-  | 'compiledExecution'
   | 'federation'
   | 'queryPlans'
   | 'documentCache'
@@ -726,15 +708,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     federation: settings.FEDERATION,
     trustProxy: settings.TRUST_PROXY ?? false,
     trustedDocuments: trusted,
-    compiledExecution:
-      settings.GRAPHQL_COMPILE_AFTER_USES > 0
-        ? {
-            afterUses: settings.GRAPHQL_COMPILE_AFTER_USES,
-            windowMs: settings.GRAPHQL_COMPILE_WINDOW_MS,
-            maxEntries: settings.GRAPHQL_COMPILED_MAX_ENTRIES,
-            maxBytes: settings.GRAPHQL_COMPILED_MAX_BYTES,
-          }
-        : undefined,
     queryPlans: settings.GRAPHQL_QUERY_PLANS
       ? { maxEntries: settings.GRAPHQL_PLAN_CACHE_MAX_ENTRIES, maxBytes: settings.GRAPHQL_PLAN_CACHE_MAX_BYTES, ownStatements: settings.GRAPHQL_PLAN_STATEMENTS }
       : undefined,

@@ -26,15 +26,14 @@ import { GRAPHQL_PATH, OPENAPI_PATH } from './http/routes.js';
 import { createResponseCache } from './http/response-cache/store.js';
 import { createLiveQueries } from './http/live-queries/store.js';
 import { createQueryPlans } from './http/query-plans/plans.js';
-import { type PlanVerification, plannedGraphQL } from './http/query-plans/serve.js';
-import { createGraphQLHandler, serveGraphQL, writeListenersOf } from './http/transports/graphql.js';
+import { createGraphQLHandler, serveGraphQL } from './http/transports/graphql.js';
 import { servedSchema } from './schema/index.js';
 import { metricsRoutes, operationsRoutes } from './http/transports/operations.js';
 import { createRestRouter } from './http/transports/rest.js';
 import { serveGraphQLOverWebSocket } from './http/transports/websocket.js';
 import type { TrustedDocumentsOptions } from './http/plugins/use-trusted-documents.js';
 import type { GatewayEnv } from './http/types.js';
-import { createMetrics, type Metrics } from './observability/metrics.js';
+import type { Metrics } from './observability/metrics.js';
 import type { OutageLog } from './observability/outages.js';
 import type { RedisHealth } from './observability/redis-health.js';
 import { currentTraceId } from './observability/tracing/spans.js';
@@ -58,11 +57,6 @@ export interface GatewayOptions {
   databaseOutage?: OutageLog;
   /** Whether Redis answers: /readyz says `degraded` (still 200) while it does not. */
   redisHealth?: RedisHealth;
-  /**
-   * For the tests: every request a query plan answers is also answered field by field, on this
-   * database client, and a difference is reported.
-   */
-  verifyPlans?: { prisma: PrismaClient; onCheck?: PlanVerification['onCheck']; onMismatch: PlanVerification['onMismatch'] };
 }
 
 /**
@@ -93,7 +87,7 @@ export function createGateway(options: GatewayOptions) {
     settings.trustedDocuments.mode === 'off'
       ? undefined
       : { mode: settings.trustedDocuments.mode, documents: settings.trustedDocuments.documents, registered: settings.persistedQueries };
-  // One schema object for yoga and the plans: per-document facts are kept per schema.
+  // One schema object for yoga and demand control: per-document facts are kept per schema.
   const schema = servedSchema(legacy, { federation: settings.federation });
   const { limits } = settings;
   const budget = createCostBudget({
@@ -113,50 +107,9 @@ export function createGateway(options: GatewayOptions) {
     caches: metrics.caches,
   });
   const plans = settings.queryPlans
-    ? createQueryPlans({
-        schema,
-        demand,
-        bounds: settings.queryPlans,
-        ownStatements: settings.queryPlans.ownStatements,
-        caches: metrics.caches,
-      })
+    ? createQueryPlans({ bounds: settings.queryPlans, ownStatements: settings.queryPlans.ownStatements, caches: metrics.caches })
     : undefined;
   const graphql = createGraphQLHandler({ ...options, schema, legacy, lookups, responseCache, trustedDocuments, plans, demand, liveQueries });
-  const answering = plans
-    ? plannedGraphQL(graphql, {
-        schema,
-        plans,
-        prisma: options.prisma,
-        readRouting: options.readRouting,
-        lookups,
-        readPrimary: responseCache !== undefined,
-        events: options.events.publisher,
-        writeListeners: writeListenersOf({ responseCache, events: options.events }),
-        countExecution: (engine) => metrics.executions.inc({ engine }),
-        traced: settings.tracing.enabled,
-        ...(options.verifyPlans
-          ? {
-              verify: {
-                // Its own client, lookups and metrics: the suite's statement and execution counts stay the plan's.
-                fieldByField: createGraphQLHandler({
-                  ...options,
-                  prisma: options.verifyPlans.prisma,
-                  readRouting: undefined,
-                  metrics: createMetrics(),
-                  schema,
-                  legacy,
-                  lookups: createLookups(),
-                  trustedDocuments,
-                  demand,
-                }),
-                prisma: options.verifyPlans.prisma,
-                ...(options.verifyPlans.onCheck ? { onCheck: options.verifyPlans.onCheck } : {}),
-                onMismatch: options.verifyPlans.onMismatch,
-              },
-            }
-          : {}),
-      })
-    : graphql;
   const rateLimiter = createRateLimiter({
     points: settings.limits.rateLimit.requests,
     windowSeconds: settings.limits.rateLimit.windowSeconds,
@@ -198,7 +151,7 @@ export function createGateway(options: GatewayOptions) {
   app.use(refuseInvalidTokens());
   app.use(readAfterPosition());
 
-  app.all(GRAPHQL_PATH, serveGraphQL(answering, responseCache, budget));
+  app.all(GRAPHQL_PATH, serveGraphQL(graphql, responseCache, budget));
   app.route('/', createRestRouter({ ...options, legacy, lookups, budget }));
 
   app.notFound((c) => {

@@ -19,7 +19,7 @@ export type PetstorePubSub = PubSub<PetstoreChannels>;
 
 /**
  * What each write changed, as the response cache's dependency tags
- * (src/http/response-cache/dependencies.ts), told to every instance: live
+ * (src/http/dependency-tags/tags.ts), told to every instance: live
  * queries re-execute when one touches what their answer depends on.
  */
 export interface WriteNotices {

@@ -13,26 +13,10 @@ const WHOLE_ANSWER = /^application\/(graphql-response\+)?json\b/;
 
 export const isWholeAnswer = (contentType: string) => WHOLE_ANSWER.test(contentType);
 
-/** A whole answer made without a Response (a query plan's): its status, content type and text. */
-export interface WholeAnswer {
-  kind: 'whole';
-  status: number;
-  contentType: string;
-  text: string;
-  /** Headers of its own (a planned write's Write-Position). */
-  headers?: Record<string, string>;
-}
-
-export async function passOn(c: Context<GatewayEnv>, response: Response | WholeAnswer) {
-  if (isPlanned(response)) {
-    return c.body(response.text, response.status as ContentfulStatusCode, { ...response.headers, 'content-type': response.contentType });
-  }
+export async function passOn(c: Context<GatewayEnv>, response: Response) {
   if (!isWholeAnswer(response.headers.get('content-type') ?? '')) return response;
   return wholeAnswer(c, response, await response.text());
 }
-
-/** Not yoga's Response (which may come from another realm than this module's Response). */
-export const isPlanned = (answer: Response | WholeAnswer): answer is WholeAnswer => (answer as WholeAnswer).kind === 'whole';
 
 /** Yoga's whole answer, already read as `text`, with its status and headers. */
 export function wholeAnswer(c: Context<GatewayEnv>, response: Response, text: string) {

@@ -1,5 +1,4 @@
 import type { HttpBindings } from '@hono/node-server';
-import type { FieldNode } from 'graphql';
 import type { Principal } from '../auth/scopes.js';
 import type { DomainError } from '../errors.js';
 
@@ -54,18 +53,6 @@ export interface RequestContext {
   demand?: DemandNote;
   /** The connection it came on (the TCP socket; the WebSocket): live queries' per-connection limit. */
   connection?: object;
-  /** A POST's GraphQL parameters, read and parsed by the plans' front: yoga takes these (useReadBody). */
-  bodyParams?: Record<string, unknown>;
-  /** A planned write that failed once begun: yoga answers this outcome instead of executing (use-query-plans.ts). */
-  settledWrite?: SettledWrite;
-}
-
-/** A failed write's error, and the root field it answers for (in the document yoga runs). */
-export interface SettledWrite {
-  error: unknown;
-  key: string;
-  nodes: readonly FieldNode[];
-  nullable: boolean;
 }
 
 /** What hono's middleware leaves for the handlers behind them, and for each other. */

@@ -101,7 +101,7 @@ export function createMetrics(options: MetricsOptions = {}) {
     },
     executions: new Counter({
       name: 'petstore_graphql_executions_total',
-      help: 'GraphQL operations executed, by engine: compiled (graphql-jit) or graphql-js.',
+      help: 'GraphQL operations executed (queries and mutations), by engine: plan (its query plan) or graphql-js.',
       labelNames: ['engine'] as const,
       registers: [registry],
     }),

@@ -158,9 +158,8 @@ type ReferenceResolver = (representation: Keyed, ctx: GraphQLContext, info: Grap
  * the others load. @apollo/subgraph's resolver throws for the whole list on an unknown type, and
  * its error would reach the client masked as INTERNAL.
  *
- * A failed item resolves to its Error rather than rejecting: graphql-js and graphql-jit both
- * answer an Error item with null and the error at its index, while graphql-jit (0.8) puts the
- * null of a rejected item at the end of the list, so the router would read the wrong entities.
+ * A failed item resolves to its Error rather than rejecting: graphql-js answers an Error item with
+ * null and the error at its index, in the list's order, which the router reads entities by.
  */
 const resolveEntities: GraphQLFieldResolver<unknown, GraphQLContext, { representations: unknown[] }> = (
   _root,

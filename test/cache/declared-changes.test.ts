@@ -1,7 +1,7 @@
 import { GraphQLObjectType, GraphQLSchema, GraphQLString, parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { TOLD_BY_EVENTS } from '../../src/domain/changes.js';
-import { EVERYTHING, writeTags } from '../../src/http/response-cache/dependencies.js';
+import { EVERYTHING, writeTags } from '../../src/http/dependency-tags/tags.js';
 import { schema } from '../../src/schema/index.js';
 
 /**

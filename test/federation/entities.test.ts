@@ -5,15 +5,15 @@ import { testToken } from '../support/tokens.js';
 /**
  * `_entities` and `_service` as a router meets them, sent over HTTP to the
  * gateway with FEDERATION on: any mix of representations, one SQL statement
- * per entity type whatever their number (under graphql-js and compiled
- * execution alike), `null` for an id with no row, the fields' scope rules and
+ * per entity type whatever their number (with query plans and with graphql-js
+ * alone), `null` for an id with no row, the fields' scope rules and
  * the error shape of every other field. Without the setting the gateway has
  * neither field.
  */
 
-const compiled = useTestGateway({ federation: true });
+const planned = useTestGateway({ federation: true });
 // With another sunset date, so that the subgraph built for a configured deprecation is driven too.
-const graphqlJs = useTestGateway({ federation: true, compiledExecution: false, legacySunsetDate: '2027-12-31' });
+const graphqlJs = useTestGateway({ federation: true, queryPlans: false, legacySunsetDate: '2027-12-31' });
 const standalone = useTestGateway();
 
 interface Arranged {
@@ -25,7 +25,7 @@ interface Arranged {
 }
 
 /** The same rows in each gateway's own database. */
-async function arrange(gateway: typeof compiled): Promise<Arranged> {
+async function arrange(gateway: typeof planned): Promise<Arranged> {
   const categories = await Promise.all(
     ['Dogs', 'Cats'].map((name) => gateway.prisma.category.create({ data: { name, description: `All the ${name.toLowerCase()}` } })),
   );
@@ -65,11 +65,11 @@ const entities = /* GraphQL */ `
 type Entity = Record<string, unknown> & { __typename: string };
 
 const engines = [
-  ['compiled (graphql-jit)', compiled],
+  ['with query plans', planned],
   ['graphql-js', graphqlJs],
 ] as const;
 
-const arranged = new Map<typeof compiled, Arranged>();
+const arranged = new Map<typeof planned, Arranged>();
 beforeAll(async () => {
   for (const [, gateway] of engines) arranged.set(gateway, await arrange(gateway));
 });
@@ -86,7 +86,7 @@ describe.each(engines)('_entities, %s', (_engine, gateway) => {
       { __typename: 'InventoryItem', petId: stockedPetIds[2] },
       { __typename: 'Category', id: categoryIds[0] },
     ];
-    // Twice: the second run is the compiled one where compilation is on.
+    // Twice: a document's second run is answered as its first.
     for (let run = 0; run < 2; run++) {
       gateway.statements.length = 0;
       const response = await gateway.graphql<{ _entities: Entity[] }>(entities, { representations });
@@ -216,7 +216,7 @@ describe.each(engines)('_entities, %s', (_engine, gateway) => {
 
 describe('_service', () => {
   it('gives the subgraph SDL: the @link import, each entity with its key, the other federation directives', async () => {
-    const response = await compiled.graphql<{ _service: { sdl: string } }>('{ _service { sdl } }', undefined, { token: null });
+    const response = await planned.graphql<{ _service: { sdl: string } }>('{ _service { sdl } }', undefined, { token: null });
     expect(response.errors).toBeUndefined();
     const sdl = response.data!._service.sdl;
     expect(sdl).toMatch(
@@ -238,9 +238,9 @@ describe('_service', () => {
   });
 
   it('prints the schema as served: the deprecation names the configured sunset date', async () => {
-    const sdlOf = async (gateway: typeof compiled) =>
+    const sdlOf = async (gateway: typeof planned) =>
       (await gateway.graphql<{ _service: { sdl: string } }>('{ _service { sdl } }')).data!._service.sdl;
-    expect(await sdlOf(compiled)).toContain('getPetById will be removed on 2027-06-30 (sunset date).');
+    expect(await sdlOf(planned)).toContain('getPetById will be removed on 2027-06-30 (sunset date).');
     expect(await sdlOf(graphqlJs)).toContain('getPetById will be removed on 2027-12-31 (sunset date).');
   });
 });

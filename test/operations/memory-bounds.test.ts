@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { churnDocument, runChurn } from '../../harness/churn.js';
+import { runChurn } from '../../harness/churn.js';
 import { arrangePets, cleanUp, migratedDatabase, startProcess } from '../support/operations.js';
 import { testToken } from '../support/tokens.js';
 import { type GatewayProcess, stopAll } from '../support/processes.js';
@@ -9,7 +9,7 @@ import { type GatewayProcess, stopAll } from '../support/processes.js';
  * Every cache that grows with what clients send stays within its bounds, each
  * a setting, and says so in /metrics (petstore_cache_*): parsed documents (by
  * count and by bytes), query plans, cost estimates (dropped with their
- * documents), compiled documents (compiled only once they earn it), documents
+ * documents), documents
  * registered by automatic persisted queries, verified tokens, the response
  * cache and its write stamps. The real process, with small bounds, under
  * document churn: distinct documents, each sent three times.
@@ -24,9 +24,6 @@ let databaseUrl: string;
 const BOUNDS = {
   GRAPHQL_DOCUMENT_CACHE_MAX_ENTRIES: '60',
   GRAPHQL_DOCUMENT_CACHE_MAX_BYTES: '400000',
-  GRAPHQL_COMPILE_AFTER_USES: '5',
-  GRAPHQL_COMPILE_WINDOW_MS: '1500',
-  GRAPHQL_COMPILED_MAX_ENTRIES: '4',
   PERSISTED_QUERIES_MAX_ENTRIES: '10',
   TOKEN_CACHE_MAX_ENTRIES: '5',
   PRISMA_QUERY_PLAN_CACHE_MAX_ENTRIES: '50',
@@ -83,7 +80,7 @@ async function post(body: unknown, headers: Record<string, string> = {}) {
 }
 
 describe('per-document memory under churn', () => {
-  it('keeps parsed documents within their count, compiles none of a churn, and counts what it let go', async () => {
+  it('keeps parsed documents and their plans within their counts, and counts what it let go', async () => {
     const before = await metrics();
     const churn = await runChurn({ url: `${base}/graphql`, start: 0, documents: 300, repeats: 3, concurrency: 8 });
     expect(churn).toMatchObject({ sent: 900, errors: 0 });
@@ -100,10 +97,7 @@ describe('per-document memory under churn', () => {
     expect(of(after, 'max_entries', 'graphql_costs')).toBe(30);
     expect(of(after, 'entries', 'graphql_costs')).toBeLessThanOrEqual(30);
     expect(of(after, 'evictions_total', 'graphql_costs', 'evict') - of(before, 'evictions_total', 'graphql_costs', 'evict')).toBeGreaterThanOrEqual(200);
-    // Three uses each, five needed: nothing of the churn was compiled. Every request ran once,
-    // by its plan (the later uses of a plannable document) or field by field.
-    expect(of(after, 'entries', 'graphql_compiled')).toBe(0);
-    expect(executions(after, 'compiled') - executions(before, 'compiled')).toBe(0);
+    // Every request was executed once, by its plan or by graphql-js.
     const planned = executions(after, 'plan') - executions(before, 'plan');
     expect(planned).toBeGreaterThan(0);
     expect(planned + executions(after, 'graphql-js') - executions(before, 'graphql-js')).toBe(900);
@@ -133,30 +127,6 @@ describe('per-document memory under churn', () => {
     const after = await metrics();
     expect(of(after, 'bytes', 'graphql_documents')).toBeLessThanOrEqual(400_000);
     expect(of(after, 'entries', 'graphql_documents')).toBeLessThan(30);
-  });
-
-  it('compiles a document once it has run often enough within the window, and keeps only the most recently used', async () => {
-    // Documents a query plan does not cover (inventorySummary has none): these run field by field.
-    const hot = churnDocument(10_003);
-    const before = await metrics();
-    // Four uses, a pause past the window, four more: never five within one window.
-    for (let i = 0; i < 4; i++) expect((await post(hot)).body.errors).toBeUndefined();
-    await new Promise((resolve) => setTimeout(resolve, 1_700));
-    for (let i = 0; i < 4; i++) await post(hot);
-    expect(executions(await metrics(), 'compiled') - executions(before, 'compiled')).toBe(0);
-    // The fifth within the window compiles it.
-    await post(hot);
-    const compiled = await metrics();
-    expect(executions(compiled, 'compiled') - executions(before, 'compiled')).toBe(1);
-    expect(of(compiled, 'entries', 'graphql_compiled')).toBe(1);
-    expect(of(compiled, 'bytes', 'graphql_compiled')).toBeGreaterThan(1_000);
-
-    // Eight hot documents: only four stay compiled.
-    for (let n = 1; n <= 8; n++) for (let i = 0; i < 5; i++) await post(churnDocument(10_003 + n * 4));
-    const crowded = await metrics();
-    expect(of(crowded, 'entries', 'graphql_compiled')).toBe(4);
-    expect(of(crowded, 'evictions_total', 'graphql_compiled', 'evict')).toBeGreaterThanOrEqual(5);
-    expect(of(crowded, 'entries', 'graphql_path_links')).toBeGreaterThan(0);
   });
 
   it('keeps documents registered by automatic persisted queries within their bound', async () => {

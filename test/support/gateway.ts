@@ -7,7 +7,6 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { createTokenVerifier, type TokenKeys } from '../../src/auth/tokens.js';
-import type { PlanMismatch } from '../../src/http/query-plans/serve.js';
 import { type GatewaySettings, type Limits, type LiveQuerySettings, loadConfig, type ResponseCacheSettings, type TrustProxy } from '../../src/config.js';
 import { createPrismaClient, type PrismaClient } from '../../src/database/client.js';
 import { startEmbeddedPostgres } from '../../src/database/embedded.js';
@@ -15,10 +14,11 @@ import type { LegacyAfterSunset } from '../../src/legacy.js';
 import { createEventBus } from '../../src/events/bus.js';
 import { createLogger } from '../../src/logger.js';
 import { currentTraceIds } from '../../src/observability/tracing/spans.js';
-import { createMetrics } from '../../src/observability/metrics.js';
+import { createMetrics, type Metrics } from '../../src/observability/metrics.js';
 import type { TrustedDocumentsOptions } from '../../src/http/plugins/use-trusted-documents.js';
 import { createGateway } from '../../src/server.js';
 import { createMigratedDatabase, dropDatabase } from './database.js';
+import { type Differential, withDifferential } from './differential.js';
 import { bearer, type GraphQLAnswer, postGraphQL } from './http.js';
 import { testSecret, testToken } from './tokens.js';
 
@@ -38,10 +38,13 @@ export interface TestGateway {
   ): Promise<GraphQLAnswer<T>>;
   /** Headers that authenticate with every scope, for hand-made requests. */
   authorization(): Promise<Record<string, string>>;
-  /** Requests a query plan answered differently from field-by-field execution (none, or the file fails). */
-  planMismatches: PlanMismatch[];
-  /** How many answers were compared both ways. */
-  planChecks: number;
+  /**
+   * The queries this gateway answered that a reference gateway without query plans answered
+   * differently (none, or the file fails), and how many were compared (test/support/differential.ts).
+   */
+  differential: Differential;
+  /** How many operations each engine has executed (petstore_graphql_executions_total). */
+  executions(engine: 'plan' | 'graphql-js'): Promise<number>;
 }
 
 export interface GatewayTestOptions {
@@ -70,17 +73,12 @@ export interface GatewayTestOptions {
   responseCache?: ResponseCacheSettings;
   /** Which proxies may name the client (TRUST_PROXY); none by default. */
   trustProxy?: TrustProxy;
-  /**
-   * Compile queries with graphql-jit from their `afterUses`-th execution on: from the first by default,
-   * so every test of a query drives the compiled path that repeated queries take in production (from
-   * their second use on); `false` runs everything on graphql-js.
-   */
-  compiledExecution?: { afterUses: number } | false;
   /** Which documents are run (TRUSTED_DOCUMENTS); any by default. */
   trustedDocuments?: TrustedDocumentsOptions;
   /**
-   * Query plans (GRAPHQL_QUERY_PLANS), on by default as in production. While on, every request a
-   * plan answers is answered field by field too and the two compared: a difference fails the file.
+   * Query plans (GRAPHQL_QUERY_PLANS), on by default as in production. While on (and the response
+   * cache off), every query is answered by a reference gateway without plans too and the two answers
+   * compared: a difference fails the file (test/support/differential.ts).
    */
   queryPlans?: boolean;
   /** Whether plans read lists with the gateway's own statements (GRAPHQL_PLAN_STATEMENTS); on by default. */
@@ -108,7 +106,7 @@ export interface RequestOptions {
  * real HTTP on a free port, both gone after the file's tests.
  */
 export function useTestGateway(options: GatewayTestOptions = {}): TestGateway {
-  const gateway = { statements: [] as string[], planMismatches: [] as PlanMismatch[], planChecks: 0 } as TestGateway;
+  const gateway = { statements: [] as string[], differential: { checks: 0, mismatches: [] } as Differential } as TestGateway;
   let stop: () => Promise<void> = async () => {};
 
   beforeAll(async () => {
@@ -128,42 +126,42 @@ export function useTestGateway(options: GatewayTestOptions = {}): TestGateway {
     });
     gatewayPrisma.$on('query', (event) => gateway.statements.push(event.query));
     const prisma = createPrismaClient({ url: database.url, poolSize: 4 });
-    const verifyPrisma =
-      options.queryPlans === false
-        ? undefined
-        : createPrismaClient({
-            url: database.gatewayUrl,
-            poolSize: 4,
-            statementTimeoutMs: options.statementTimeoutMs,
-            ...(database.throughBouncer ? { preparedStatements: 0 } : {}),
-          });
+    const settings = testSettings(options);
+    const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent', { traceIds: currentTraceIds });
+    const verifyToken = createTokenVerifier(
+      typeof options.tokenKeys === 'function' ? options.tokenKeys() : (options.tokenKeys ?? { kind: 'hs256', secret: testSecret }),
+    );
     const events = createEventBus(options.redisUrl, {
       channelPrefix: options.channelPrefix ?? `test:${randomUUID()}:`,
     });
-    const gatewayParts = createGateway({
-      prisma: gatewayPrisma,
-      events,
-      metrics: createMetrics(),
-      logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent', { traceIds: currentTraceIds }),
-      verifyToken: createTokenVerifier(
-        typeof options.tokenKeys === 'function'
-          ? options.tokenKeys()
-          : (options.tokenKeys ?? { kind: 'hs256', secret: testSecret }),
-      ),
-      settings: testSettings(options),
-      ...(verifyPrisma ? { verifyPlans: {
-              prisma: verifyPrisma,
-              onCheck: () => {
-                gateway.planChecks++;
-              },
-              onMismatch: (mismatch) => gateway.planMismatches.push(mismatch),
-            },
-          } : {}),
-    });
+    const metrics = createMetrics();
+    const gatewayParts = createGateway({ prisma: gatewayPrisma, events, metrics, logger, verifyToken, settings });
+    // The reference: graphql-js alone, on a client of its own (the file's statement counts stay the
+    // gateway's), with nothing kept between requests that the gateway's writes would have to outdate.
+    const compared = settings.queryPlans !== undefined && settings.responseCache === undefined;
+    const referencePrisma = compared
+      ? createPrismaClient({
+          url: database.gatewayUrl,
+          poolSize: 4,
+          statementTimeoutMs: options.statementTimeoutMs,
+          ...(database.throughBouncer ? { preparedStatements: 0 } : {}),
+        })
+      : undefined;
+    const referenceEvents = compared ? createEventBus(undefined, { channelPrefix: `test:${randomUUID()}:` }) : undefined;
+    const reference =
+      referencePrisma && referenceEvents
+        ? createGateway({
+            prisma: referencePrisma,
+            events: referenceEvents,
+            metrics: createMetrics(),
+            logger,
+            verifyToken,
+            settings: { ...settings, queryPlans: undefined },
+          })
+        : undefined;
+    const fetch = reference ? withDifferential(gatewayParts.app.fetch, reference.app.fetch, gateway.differential) : gatewayParts.app.fetch;
     const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
-      const listening = serve({ fetch: gatewayParts.app.fetch, hostname: '127.0.0.1', port: 0 }, () =>
-        resolve(listening),
-      );
+      const listening = serve({ fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(listening));
     });
     const webSockets = gatewayParts.serveWebSockets(server as Server);
     const { port } = server.address() as AddressInfo;
@@ -174,6 +172,7 @@ export function useTestGateway(options: GatewayTestOptions = {}): TestGateway {
       async authorization() {
         return { authorization: `Bearer ${await testToken()}` };
       },
+      executions: (engine: 'plan' | 'graphql-js') => executionCount(metrics, engine),
       async graphql(query: string, variables?: Record<string, unknown>, request: RequestOptions = {}) {
         const token = request.token === undefined ? await testToken() : request.token;
         const answer = await postGraphQL(gateway.baseUrl, { query, variables }, { ...(token ? bearer(token) : {}), ...request.headers });
@@ -186,7 +185,8 @@ export function useTestGateway(options: GatewayTestOptions = {}): TestGateway {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await gatewayPrisma.$disconnect();
       await prisma.$disconnect();
-      await verifyPrisma?.$disconnect();
+      await referenceEvents?.close();
+      await referencePrisma?.$disconnect();
       // The gateway whose database it is drops it (vitest runs afterAll hooks last-registered first).
       if (!shared) await database.drop();
     };
@@ -194,9 +194,9 @@ export function useTestGateway(options: GatewayTestOptions = {}): TestGateway {
 
   afterAll(async () => {
     await stop();
-    // The differential check of query plans, over every query this file sent.
-    if (gateway.planMismatches.length > 0) {
-      throw new Error(`A query plan answered differently from field-by-field execution:\n${JSON.stringify(gateway.planMismatches, null, 2)}`);
+    // The differential check of the two engines, over every query this file sent.
+    if (gateway.differential.mismatches.length > 0) {
+      throw new Error(`The gateway with query plans answered differently from graphql-js alone:\n${JSON.stringify(gateway.differential.mismatches, null, 2)}`);
     }
   });
   return gateway;
@@ -225,11 +225,6 @@ function testSettings(options: GatewayTestOptions): GatewaySettings {
     responseCache: options.responseCache,
     liveQueries: options.liveQueries === false ? undefined : { ...defaults.liveQueries!, ...options.liveQueries },
     trustProxy: options.trustProxy ?? false,
-    // From the first use, so every test of a query drives the compiled path.
-    compiledExecution:
-      options.compiledExecution === false
-        ? undefined
-        : { ...defaults.compiledExecution!, ...(options.compiledExecution ?? { afterUses: 1 }) },
     trustedDocuments: options.trustedDocuments
       ? { mode: options.trustedDocuments.mode, documents: options.trustedDocuments.documents }
       : { mode: 'off', documents: new Map() },
@@ -237,6 +232,11 @@ function testSettings(options: GatewayTestOptions): GatewaySettings {
     queryPlans: options.queryPlans === false ? undefined : { ...defaults.queryPlans!, ownStatements: options.planStatements ?? true },
     federation: options.federation ?? false,
   };
+}
+
+async function executionCount(metrics: Metrics, engine: 'plan' | 'graphql-js'): Promise<number> {
+  const { values } = await metrics.executions.get();
+  return values.find((value) => value.labels.engine === engine)?.value ?? 0;
 }
 
 interface TestDatabase {

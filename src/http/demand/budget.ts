@@ -1,3 +1,4 @@
+import { mapMaybePromise, type MaybePromise } from '@graphql-tools/utils';
 import type { Redis } from 'ioredis';
 import { DomainError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
@@ -33,14 +34,18 @@ export interface BudgetState {
 export type Taken = BudgetState & { taken: true };
 export type Refused = BudgetState & { taken: false; retryAfterSeconds: number };
 
+/**
+ * Each step answers at once when the buckets are kept in process (no promise, so a request that
+ * spends its budget waits for nothing), and when Redis has answered when they are shared.
+ */
 export interface CostBudget {
   readonly settings: BudgetSettings;
   /** Takes `points` when the bucket holds them all; otherwise takes nothing. */
-  take(client: string, points: number): Promise<Taken | Refused>;
+  take(client: string, points: number): MaybePromise<Taken | Refused>;
   /** Gives back (negative) or takes more (positive) points once the actual cost is known. */
-  adjust(client: string, points: number): Promise<BudgetState>;
+  adjust(client: string, points: number): MaybePromise<BudgetState>;
   /** Where the bucket stands, taking nothing. */
-  peek(client: string): Promise<BudgetState>;
+  peek(client: string): MaybePromise<BudgetState>;
 }
 
 /** THROTTLED: the client's budget does not hold what the request would cost. */
@@ -132,8 +137,9 @@ export function createCostBudget(options: {
   };
 
   let warned = false;
-  const run = async (client: string, points: number, mode: Mode): Promise<{ taken: boolean; tokens: number }> => {
-    if (!redis) return local(client, points, mode);
+  const run = (client: string, points: number, mode: Mode): MaybePromise<{ taken: boolean; tokens: number }> =>
+    redis ? shared(redis, client, points, mode) : local(client, points, mode);
+  const shared = async (redis: BudgetRedis, client: string, points: number, mode: Mode): Promise<{ taken: boolean; tokens: number }> => {
     try {
       const [taken, tokens] = await redis.costBudgetStep(`${options.keyPrefix}:${client}`, settings.capacity, settings.refillPerSecond, points, mode);
       warned = false;
@@ -152,16 +158,18 @@ export function createCostBudget(options: {
 
   return {
     settings,
-    async take(client, points) {
-      const { taken, tokens } = await run(client, points, 'take');
-      if (taken) return { ...stateOf(tokens), taken: true };
-      return { ...stateOf(tokens), taken: false, retryAfterSeconds: Math.max(1, Math.ceil((points - tokens) / settings.refillPerSecond)) };
+    take(client, points) {
+      return mapMaybePromise(run(client, points, 'take'), ({ taken, tokens }): Taken | Refused =>
+        taken
+          ? { ...stateOf(tokens), taken: true }
+          : { ...stateOf(tokens), taken: false, retryAfterSeconds: Math.max(1, Math.ceil((points - tokens) / settings.refillPerSecond)) },
+      );
     },
-    async adjust(client, points) {
-      return stateOf((await run(client, points, 'adjust')).tokens);
+    adjust(client, points) {
+      return mapMaybePromise(run(client, points, 'adjust'), ({ tokens }) => stateOf(tokens));
     },
-    async peek(client) {
-      return stateOf((await run(client, 0, 'adjust')).tokens);
+    peek(client) {
+      return mapMaybePromise(run(client, 0, 'adjust'), ({ tokens }) => stateOf(tokens));
     },
   };
 }

@@ -1,3 +1,4 @@
+import { mapMaybePromise, type MaybePromise } from '@graphql-tools/utils';
 import type { DocumentNode, GraphQLSchema } from 'graphql';
 import type { CacheBounds } from '../../config.js';
 import type { CacheMetrics } from '../../observability/caches.js';
@@ -35,10 +36,13 @@ export interface DemandControl {
   readonly analysis: CostAnalysis;
   /** The estimate; VALIDATION_FAILED or COST_LIMIT_EXCEEDED (both before anything runs). */
   estimate(document: DocumentNode, operationName: string | null | undefined, variables: Variables): number;
-  /** Reserves the estimate of the client's budget (none without a note); THROTTLED when it does not hold it. */
-  admit(note: DemandNote | undefined, estimated: number): Promise<Admission>;
+  /**
+   * Reserves the estimate of the client's budget (none without a note); THROTTLED when it does not
+   * hold it. Synchronous when the budgets are kept in process (CostBudget).
+   */
+  admit(note: DemandNote | undefined, estimated: number): MaybePromise<Admission>;
   /** Spends the actual cost (gives back the rest of the reservation) and says what the answer carries. */
-  settle(admission: Admission, actual: number): Promise<CostExtension>;
+  settle(admission: Admission, actual: number): MaybePromise<CostExtension>;
 }
 
 export function createDemandControl(options: {
@@ -61,22 +65,34 @@ export function createDemandControl(options: {
       if (estimated > maxCost) throw costLimitExceeded(estimated, maxCost);
       return estimated;
     },
-    async admit(note, estimated) {
+    admit(note, estimated) {
       if (!note) return { estimated };
-      const taken = await budget.take(note.client, estimated);
-      note.budget = taken;
-      if (!taken.taken) throw throttled(taken, estimated, budget.settings);
-      return { estimated, note, remaining: taken.remaining };
+      return mapMaybePromise(budget.take(note.client, estimated), (taken): Admission => {
+        note.budget = taken;
+        if (!taken.taken) throw throttled(taken, estimated, budget.settings);
+        return { estimated, note, remaining: taken.remaining };
+      });
     },
-    async settle(admission, actual) {
+    settle(admission, actual) {
       const { estimated, note } = admission;
       if (!note) return { estimated, actual };
+      const answer = (): CostExtension => ({ estimated, actual, budgetLeft: note.budget!.remaining });
+      if (actual === estimated) return answer();
+      let adjusted;
       try {
-        if (actual !== estimated) note.budget = await budget.adjust(note.client, actual - estimated);
+        adjusted = budget.adjust(note.client, actual - estimated);
       } catch {
-        // Redis away with COST_BUDGET_ON_REDIS_FAILURE=refuse: the reservation stands, never less.
+        return answer();
       }
-      return { estimated, actual, budgetLeft: note.budget!.remaining };
+      return mapMaybePromise(
+        adjusted,
+        (state) => {
+          note.budget = state;
+          return answer();
+        },
+        // Redis away with COST_BUDGET_ON_REDIS_FAILURE=refuse: the reservation stands, never less.
+        () => answer(),
+      );
     },
   };
 }

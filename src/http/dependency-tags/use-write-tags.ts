@@ -4,7 +4,7 @@ import type { GraphQLContext } from '../../builder.js';
 import type { PrismaClient } from '../../database/client.js';
 import type { DomainEvent, EventPublisher } from '../../domain/events.js';
 import type { RequestContext } from '../types.js';
-import { resolveWriteTags, writeTags } from './dependencies.js';
+import { resolveWriteTags, writeTags } from './tags.js';
 
 type Context = GraphQLContext & RequestContext;
 
@@ -12,13 +12,14 @@ type Context = GraphQLContext & RequestContext;
 export type WriteListener = (tags: ReadonlySet<string>) => Promise<void> | void;
 
 /**
- * What every mutation changed, as dependency tags (dependencies.ts): the entities of its arguments
- * as its field declares them (`changes(...)` beside it, src/domain/changes.ts), those of the domain
- * events it published, and for a rename the name-ordered lists of its pet's category (read after the
+ * What every mutation changed, as dependency tags (tags.ts): the entities of its arguments as its
+ * field declares them (`changes(...)` beside it, src/domain/changes.ts), those of the domain events
+ * it published, and for a rename the name-ordered lists of its pet's category (read after the
  * write). The one source of "what did this write touch" for the response cache (which stamps its
- * write log) and live queries (which re-execute what depends on it). Told before the mutation
- * answers, even when it failed: a write that committed and then failed to answer must not leave
- * answers from before it.
+ * write log) and live queries (which re-execute what depends on it), whichever engine ran the
+ * mutation: its events are heard through the context's publisher. Told before the mutation answers,
+ * even when it failed: a write that committed and then failed to answer must not leave answers
+ * from before it.
  */
 export function useWriteTags(listeners: readonly WriteListener[]): Plugin<Context> {
   return {
@@ -50,11 +51,8 @@ function recordWrite(
   };
 }
 
-/**
- * Tells the listeners what a mutation changed: what its fields declare and what its events say
- * (also for a write a query plan ran, src/http/query-plans/serve.ts).
- */
-export async function tellWrite(
+/** Tells the listeners what a mutation changed: what its fields declare and what its events say. */
+async function tellWrite(
   listeners: readonly WriteListener[],
   primary: PrismaClient,
   args: { schema: Parameters<typeof writeTags>[0]; document: DocumentNode; operationName?: string | null | undefined; variableValues: Record<string, unknown> | undefined },

@@ -7,7 +7,7 @@ import type { WriteNotices } from '../../events/bus.js';
  * The live queries open on this instance. Identical live queries (the same
  * document, variables and caller) share one run (use-live-queries.ts): what is
  * indexed here is each such run, by the dependency tags of its last answer
- * (src/http/response-cache/dependencies.ts, the response cache's own). Each
+ * (src/http/dependency-tags/tags.ts). Each
  * write's tags (useWriteTags, told to every instance through the event bus)
  * mark the runs they touch; a marked run happens once its minimum interval has
  * passed since the last one, however many writes marked it meanwhile (those are

@@ -14,7 +14,7 @@ import { whileRequestLasts } from '../../database/cancellation.js';
 import { DomainError, toGraphQLError } from '../../errors.js';
 import type { DemandControl } from '../demand/control.js';
 import { throttled } from '../demand/budget.js';
-import { answerTags } from '../response-cache/dependencies.js';
+import { answerTags } from '../dependency-tags/tags.js';
 import type { RequestContext } from '../types.js';
 import { type LiveQueries, LiveQueryRefusal, type LiveQueryWatch } from './store.js';
 
@@ -141,7 +141,7 @@ function serveLiveQueries(live: LiveQueries, requestTimeoutMs: number, demand: D
         if (member.client === undefined) continue;
         if (!refusals.has(member.client)) {
           // A budget that cannot be checked (Redis away, COST_BUDGET_ON_REDIS_FAILURE=refuse) refuses as it does a request.
-          const refusal = await demand.budget.take(member.client, actual).then(
+          const refusal = await Promise.resolve(demand.budget.take(member.client, actual)).then(
             (taken) => (taken.taken ? undefined : throttled(taken, actual, demand.budget.settings)),
             (error: unknown) => {
               if (error instanceof DomainError) return error;

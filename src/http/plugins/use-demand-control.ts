@@ -1,7 +1,8 @@
-import { GraphQLError } from 'graphql';
+import { isPromise, mapMaybePromise } from '@graphql-tools/utils';
+import { type ExecutionResult, GraphQLError } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import { DomainError } from '../../errors.js';
-import type { DemandControl } from '../demand/control.js';
+import type { Admission, DemandControl } from '../demand/control.js';
 import type { RequestContext } from '../types.js';
 
 type Variables = Readonly<Record<string, unknown>>;
@@ -10,8 +11,7 @@ type Variables = Readonly<Record<string, unknown>>;
 const refused = (error: DomainError) => [new GraphQLError(error.message, { originalError: error })];
 
 /**
- * Demand control on yoga's path (the query plans do the same in src/http/query-plans/serve.ts):
- * once the document is valid and its variables known, its estimated cost must be within MAX_COST
+ * Demand control, whichever engine executes the operation: once the document is valid and its variables known, its estimated cost must be within MAX_COST
  * and the client's budget must hold it (it is reserved); once it has run, the actual cost of what
  * it returned is spent and the answer carries `extensions.cost`. A subscription spends its
  * estimate when it subscribes, not per event; an incremental (`@defer`/`@stream`) answer spends
@@ -19,25 +19,32 @@ const refused = (error: DomainError) => [new GraphQLError(error.message, { origi
  */
 export function useDemandControl(demand: DemandControl): Plugin<object, RequestContext> {
   return {
-    async onExecute({ args, setResultAndStopExecution }) {
+    // Not async: with budgets in process nothing waits, and the answer leaves the execution at once.
+    onExecute({ args, setResultAndStopExecution }) {
       const note = (args.contextValue as Partial<RequestContext>).demand;
       const variables = (args.variableValues ?? {}) as Variables;
-      let admission;
-      try {
-        admission = await demand.admit(note, demand.estimate(args.document, args.operationName, variables));
-      } catch (error) {
+      const refuse = (error: unknown) => {
         if (!(error instanceof DomainError)) throw error;
         setResultAndStopExecution({ errors: refused(error) });
         return undefined;
-      }
-      return {
-        async onExecuteDone({ result, setResult }) {
-          if (isAsyncIterable(result)) return;
-          const actual = demand.analysis.actual(args.document, args.operationName, variables, result.data);
-          const cost = await demand.settle(admission, actual);
-          setResult({ ...result, extensions: { ...result.extensions, cost } });
-        },
       };
+      const settling = (admission: Admission) => ({
+        onExecuteDone({ result, setResult }: { result: unknown; setResult: (result: never) => void }) {
+          if (isAsyncIterable(result)) return;
+          const executed = result as ExecutionResult;
+          const actual = demand.analysis.actual(args.document, args.operationName, variables, executed.data);
+          return mapMaybePromise(demand.settle(admission, actual), (cost) => {
+            setResult({ ...executed, extensions: { ...executed.extensions, cost } } as never);
+          });
+        },
+      });
+      let admitted;
+      try {
+        admitted = demand.admit(note, demand.estimate(args.document, args.operationName, variables));
+      } catch (error) {
+        return refuse(error);
+      }
+      return isPromise(admitted) ? admitted.then(settling, refuse) : settling(admitted);
     },
     async onSubscribe({ args, setResultAndStopExecution }) {
       const note = (args.contextValue as Partial<RequestContext>).demand;

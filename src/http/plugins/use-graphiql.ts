@@ -88,20 +88,22 @@ export function useGraphiQL(endpoint: string, options: GraphiQLOptions, served =
       return { html, policy: graphiqlContentSecurityPolicy(html) };
     }));
   return {
-    async onRequest({ request, url, fetchAPI, endResponse }) {
+    // Not async: every other request passes this hook, and leaves it at once.
+    onRequest({ request, url, fetchAPI, endResponse }) {
       if (request.method !== 'GET' || !request.headers.get('accept')?.includes('text/html')) return;
       if (url.pathname !== endpoint && url.pathname !== `${endpoint}/`) return;
-      const { html, policy } = await rendered();
-      endResponse(
-        new fetchAPI.Response(html, {
-          status: 200,
-          headers: {
-            'Content-Type': 'text/html',
-            'Content-Security-Policy': policy,
-            'X-Content-Type-Options': 'nosniff',
-            'Referrer-Policy': 'no-referrer',
-          },
-        }),
+      return rendered().then(({ html, policy }) =>
+        endResponse(
+          new fetchAPI.Response(html, {
+            status: 200,
+            headers: {
+              'Content-Type': 'text/html',
+              'Content-Security-Policy': policy,
+              'X-Content-Type-Options': 'nosniff',
+              'Referrer-Policy': 'no-referrer',
+            },
+          }),
+        ),
       );
     },
   };

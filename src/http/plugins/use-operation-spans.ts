@@ -21,16 +21,14 @@ type Context = GraphQLContext & RequestContext & { params?: { query?: string; op
  * operation span per operation, named `{type} {name}`, with graphql.parse, graphql.validate and
  * graphql.execute (or graphql.subscribe) beneath it, and Prisma's and PostgreSQL's spans beneath those.
  * Yoga's instrumentation hooks run each phase inside its span, so whatever the phase calls (Prisma,
- * pg, Redis) is its child. A request that came by the query plans' path (serve.ts) already has its
- * operation span: it is used, not a second one. `resolvers`: a span per resolver call as well.
+ * pg, Redis) is its child; a query plan's reads are in `graphql.plan` beneath graphql.execute
+ * (use-query-plans.ts). `resolvers`: a span per resolver call as well (plans call no resolvers).
  * Placed after useErrorMasking: the codes it gives errors are the ones the spans carry.
  */
 export function useOperationSpans({ resolvers }: { resolvers: boolean }): Plugin<Context> {
   const plugin: Plugin<Context> = {
     instrumentation: {
       operation: (_payload, wrapped) => {
-        // Begun by the query plans' path, which ends it.
-        if (activeOperationSpan()) return wrapped();
         const { span, context } = startOperationSpan();
         return activeContext.with(context, () => settle(span, wrapped));
       },

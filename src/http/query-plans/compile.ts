@@ -19,29 +19,30 @@ import {
   type ValueNode,
 } from 'graphql';
 import type { PlannedRead, PlannedWrite } from '../../schema/plans.js';
+import { prismaObjectOf, relationOf, rowReaderOf, rulesOfField, rulesOfType, type ScopeMap } from './schema-facts.js';
 
 /**
- * A query plan: what a query document does, worked out once, so that each
- * request of it runs the Prisma reads its fields need and shapes their rows
- * into the answer directly, without graphql-js or graphql-jit calling a
- * resolver per field per row. It covers the documents most clients send:
- * queries of the catalogue, orders and stock through the lists and lookups
- * the schema declares plannable (`plannedList`, `plannedLookup`), their
- * relations and connections, scalars, `__typename`, fragments, aliases,
- * arguments and variables, and `@include`/`@skip`. Anything else (a field
- * with its own resolver, a deprecated field, `@defer`, introspection) has no
- * plan and runs field by field as before; so does any request a plan cannot
- * answer exactly (a missing scope, a bad argument, an error of any kind).
+ * A query plan: what an operation does, worked out once per document, so that each execution of it
+ * runs the Prisma reads its fields need and shapes their rows into the answer directly, with no
+ * resolver called per field per row. It covers the documents most clients send: queries of the
+ * catalogue, orders and stock through the lists and lookups the schema declares plannable
+ * (`plannedList`, `plannedLookup`), their relations and connections, scalars, `__typename`,
+ * fragments, aliases, arguments and variables, and `@include`/`@skip`. Anything else (a field with
+ * its own resolver, a deprecated field, `@defer`, introspection, an authorization rule that depends
+ * on the row) has no plan and is executed by graphql-js; so is any execution a plan cannot answer
+ * exactly (a rule not passed, a bad argument, an error of any kind).
  *
  * A mutation has a plan when it is one field declared plannable (`plannedWrite`) whose answer reads
  * only the written row's own fields: the row the domain's write returns, with no relation to read
- * after it. A write is never run twice: once it has begun, its outcome is the answer, and an error
- * is answered by yoga from the outcome (use-query-plans.ts), not by running it again.
+ * after it. A write is never run twice: once it has begun, its outcome is the answer.
  */
 export interface Plan {
   operation: OperationDefinitionNode;
-  /** Every scope some field of the plan needs: a caller without one of them is answered field by field. */
-  scopes: ReadonlySet<string>;
+  /**
+   * Every authorization rule stated on a field the plan answers, or on a type it completes (and the
+   * interfaces it implements): a request that does not pass them all is answered by graphql-js.
+   */
+  rules: readonly ScopeMap[];
   fields: RootPlan[];
 }
 
@@ -105,7 +106,7 @@ interface Context {
   fragments: Fragments;
   /** The values of the variables `@include`/`@skip` read: a plan holds for one set of them. */
   conditions: Record<string, unknown>;
-  scopes: Set<string>;
+  rules: Set<ScopeMap>;
 }
 
 /**
@@ -131,9 +132,10 @@ export function compilePlan(
   for (const definition of document.definitions) {
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments[definition.name.value] = definition;
   }
-  const context: Context = { schema, fragments, conditions, scopes: new Set() };
+  const context: Context = { schema, fragments, conditions, rules: new Set() };
   if (operation.operation === 'mutation') return writePlan(context, operation);
   const query = schema.getQueryType()!;
+  checkType(context, query);
   const fields = [...collectFields(context, query, operation.selectionSet)].map(([key, nodes]): RootPlan => {
     const name = nodes[0]!.name.value;
     if (name === '__typename') return { key, kind: 'typename', value: query.name };
@@ -150,12 +152,13 @@ export function compilePlan(
     if (!isObjectType(type)) throw new NoPlan(`Query.${name} is not an object`);
     return { key, kind: 'lookup', field, nodes, read, nullable: !isNonNullType(field.type), object: objectPlan(context, type, selection) };
   });
-  return { operation, scopes: context.scopes, fields };
+  return { operation, rules: [...context.rules], fields };
 }
 
 /** A mutation's plan: one plannable write, whose answer is the written row's own fields. */
 function writePlan(context: Context, operation: OperationDefinitionNode): Plan {
   const mutation = context.schema.getMutationType()!;
+  checkType(context, mutation);
   const selected = [...collectFields(context, mutation, operation.selectionSet)];
   if (selected.length !== 1) throw new NoPlan('a mutation of more than one field');
   const [[key, nodes]] = selected as [[string, FieldNode[]]];
@@ -170,20 +173,22 @@ function writePlan(context: Context, operation: OperationDefinitionNode): Plan {
   if (object.fields.some((plan) => plan.kind !== 'leaf' && plan.kind !== 'typename')) {
     throw new NoPlan(`Mutation.${field.name} selects a relation, read after the write in its transaction`);
   }
-  return { operation, scopes: context.scopes, fields: [{ key, kind: 'write', field, nodes, write, nullable: !isNonNullType(field.type), object }] };
+  return { operation, rules: [...context.rules], fields: [{ key, kind: 'write', field, nodes, write, nullable: !isNonNullType(field.type), object }] };
 }
 
-/** What every field must meet to be planned: not deprecated, and scopes the plan can check. */
+/** What every field must meet to be planned: not deprecated, and rules the plan can check before it reads. */
 function checkField(context: Context, field: GraphQLField<unknown, unknown>) {
   if (field.deprecationReason) throw new NoPlan(`${field.name} is deprecated`);
-  const options = field.extensions.pothosOptions as { authScopes?: unknown } | undefined;
-  const authScopes = options?.authScopes;
-  if (authScopes === undefined) return;
-  const scope = (authScopes as { scope?: unknown }).scope;
-  if (typeof authScopes !== 'object' || Object.keys(authScopes as object).length !== 1 || typeof scope !== 'string') {
-    throw new NoPlan(`${field.name} has scopes a plan cannot check`);
-  }
-  context.scopes.add(scope);
+  const rules = rulesOfField(field);
+  if (rules === null) throw new NoPlan(`${field.name} has a rule a plan cannot check`);
+  for (const rule of rules) context.rules.add(rule);
+}
+
+/** Every object type the plan completes: its rules and its interfaces' too. */
+function checkType(context: Context, type: GraphQLObjectType) {
+  const rules = rulesOfType(type);
+  if (rules === null) throw new NoPlan(`${type.name} has a rule a plan cannot check`);
+  for (const rule of rules) context.rules.add(rule);
 }
 
 /** All selections of fields answered under one key, as graphql-js merges them. */
@@ -242,8 +247,9 @@ function included(context: Context, directives: ReadonlyArray<{ name: { value: s
 
 /** The plan of the rows of a Prisma model type under `selections`. */
 function objectPlan(context: Context, type: GraphQLObjectType, selections: SelectionSetNode[]): ObjectPlan {
-  const baseSelect = type.extensions.pothosPrismaSelect as Record<string, unknown> | undefined;
-  if (!type.extensions.pothosPrismaModel || !baseSelect) throw new NoPlan(`${type.name} is not a Prisma model`);
+  const prisma = prismaObjectOf(type);
+  if (!prisma) throw new NoPlan(`${type.name} is not a Prisma model`);
+  checkType(context, type);
   const fieldDefinitions = type.getFields();
   const fields = [...collectFields(context, type, ...selections)].map(([key, nodes]): FieldPlan => {
     const name = nodes[0]!.name.value;
@@ -251,11 +257,13 @@ function objectPlan(context: Context, type: GraphQLObjectType, selections: Selec
     const field = fieldDefinitions[name];
     if (!field) throw new NoPlan(`no field ${type.name}.${name}`);
     checkField(context, field);
-    const relation = field.extensions.pothosPrismaRelationField as { name: string } | undefined;
+    const relation = relationOf(field);
     const named = getNamedType(field.type);
     if (isLeafType(named)) {
       if (nodes.some((node) => node.arguments?.length)) throw new NoPlan(`${type.name}.${name} has arguments`);
-      return { key, kind: 'leaf', resolve: leafResolver(type, field), type: named, nullable: !isNonNullType(field.type) };
+      const resolve = rowReaderOf(field);
+      if (!resolve) throw new NoPlan(`${type.name}.${name} reads more than its row`);
+      return { key, kind: 'leaf', resolve, type: named, nullable: !isNonNullType(field.type) };
     }
     if (!relation) throw new NoPlan(`${type.name}.${name} is not a relation`);
     const selection = subSelection(nodes);
@@ -264,25 +272,13 @@ function objectPlan(context: Context, type: GraphQLObjectType, selections: Selec
       // One read serves every selection merged here (edges and nodes of the parent list): only if they ask alike.
       const asked = new Set(nodes.map((node) => (node.arguments ?? []).map((argument) => print(argument)).join(',')));
       if (asked.size > 1) throw new NoPlan(`${type.name}.${name} asked with different arguments`);
-      return { key, kind: 'connection', relation: relation.name, field, nodes, read, connection: connectionPlan(context, field, selection) };
+      return { key, kind: 'connection', relation, field, nodes, read, connection: connectionPlan(context, field, selection) };
     }
     if (!isObjectType(named) || isListType(getNullableType(field.type))) throw new NoPlan(`${type.name}.${name} is a list without a plan`);
     if (nodes.some((node) => node.arguments?.length)) throw new NoPlan(`${type.name}.${name} has arguments`);
-    return { key, kind: 'relation', relation: relation.name, nullable: !isNonNullType(field.type), object: objectPlan(context, named, selection) };
+    return { key, kind: 'relation', relation, nullable: !isNonNullType(field.type), object: objectPlan(context, named, selection) };
   });
-  return { typename: type.name, baseSelect, fields };
-}
-
-/**
- * How a scalar field reads its row: the schema's own resolver, when it reads the row alone (a
- * function of one parameter, as every scalar field of this schema is), or the exposed column.
- */
-function leafResolver(type: GraphQLObjectType, field: GraphQLField<unknown, unknown>): (row: Record<string, unknown>) => unknown {
-  const exposed = field.extensions.pothosExposedField as string | undefined;
-  if (exposed) return (row) => row[exposed];
-  const resolve = field.extensions.pothosOriginalResolve as ((row: unknown) => unknown) | undefined;
-  if (typeof resolve !== 'function' || resolve.length > 1) throw new NoPlan(`${type.name}.${field.name} reads more than its row`);
-  return resolve as (row: Record<string, unknown>) => unknown;
+  return { typename: type.name, baseSelect: prisma.select, fields };
 }
 
 /** A connection's selection: edges, nodes, pageInfo, totalCount. */
@@ -293,6 +289,7 @@ function connectionPlan(context: Context, field: GraphQLField<unknown, unknown>,
   const nodeType = getNamedType(definitions.nodes?.type ?? definitions.edges!.type);
   const edgeType = getNamedType(definitions.edges!.type) as GraphQLObjectType;
   const node = isObjectType(nodeType) && nodeType !== edgeType ? nodeType : (getNamedType(edgeType.getFields().node!.type) as GraphQLObjectType);
+  checkType(context, connectionType);
   // Every selection of a node, merged: the rows are read once and shaped for each.
   const nodeSelections: SelectionSetNode[] = [];
   let rows = false;
@@ -300,6 +297,8 @@ function connectionPlan(context: Context, field: GraphQLField<unknown, unknown>,
   const fields = [...collectFields(context, connectionType, ...selections)].map(([key, nodes]): ConnectionField => {
     const name = nodes[0]!.name.value;
     if (name === '__typename') return { key, kind: 'typename', value: connectionType.name };
+    if (!definitions[name]) throw new NoPlan(`${connectionType.name}.${name}`);
+    checkField(context, definitions[name]);
     if (name === 'totalCount') {
       totalCount = true;
       return { key, kind: 'totalCount' };
@@ -311,6 +310,7 @@ function connectionPlan(context: Context, field: GraphQLField<unknown, unknown>,
     }
     if (name === 'pageInfo') {
       const pageInfo = getNamedType(definitions.pageInfo!.type) as GraphQLObjectType;
+      checkType(context, pageInfo);
       return {
         key,
         kind: 'pageInfo',
@@ -318,19 +318,22 @@ function connectionPlan(context: Context, field: GraphQLField<unknown, unknown>,
           const infoName = infoNodes[0]!.name.value;
           if (infoName === '__typename') return { key: infoKey, kind: 'typename' as const, value: pageInfo.name };
           if (!['hasNextPage', 'hasPreviousPage', 'startCursor', 'endCursor'].includes(infoName)) throw new NoPlan(`PageInfo.${infoName}`);
+          checkField(context, pageInfo.getFields()[infoName]!);
           return { key: infoKey, kind: infoName as PageInfoField };
         }),
       };
     }
     if (name !== 'edges') throw new NoPlan(`${connectionType.name}.${name}`);
+    checkType(context, edgeType);
     return {
       key,
       kind: 'edges',
       fields: [...collectFields(context, edgeType, ...subSelection(nodes))].map(([edgeKey, edgeNodes]): EdgeField => {
         const edgeName = edgeNodes[0]!.name.value;
         if (edgeName === '__typename') return { key: edgeKey, kind: 'typename', value: edgeType.name };
+        if (edgeName !== 'cursor' && edgeName !== 'node') throw new NoPlan(`${edgeType.name}.${edgeName}`);
+        checkField(context, edgeType.getFields()[edgeName]!);
         if (edgeName === 'cursor') return { key: edgeKey, kind: 'cursor' };
-        if (edgeName !== 'node') throw new NoPlan(`${edgeType.name}.${edgeName}`);
         nodeSelections.push(...subSelection(edgeNodes));
         return { key: edgeKey, kind: 'node', object: objectPlan(context, node, subSelection(edgeNodes)) };
       }),

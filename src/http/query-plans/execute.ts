@@ -1,12 +1,13 @@
 import { formatPrismaCursor } from '@pothos/plugin-prisma';
 import { getConnectionPageSize, validateConnectionArguments } from '@pothos/core';
-import { type FieldNode, getArgumentValues, type GraphQLField } from 'graphql';
+import type { FieldNode, GraphQLField } from 'graphql';
 import type { PrismaClient } from '../../database/client.js';
 import { findMany } from '../../database/find-many.js';
 import type { Lookups } from '../../domain/lookups.js';
 import { checkPageSize, type PageArgs } from '../../pothos-plugins/paging.js';
 import { delegateOf, type ListRead, type PlannedRead, type WriteContext } from '../../schema/plans.js';
 import type { ConnectionPlan, FieldPlan, ObjectPlan, Plan, RootPlan } from './compile.js';
+import { argumentsOf } from './schema-facts.js';
 
 /**
  * Runs a plan for one request: the arguments worked out from the variables
@@ -38,18 +39,6 @@ export class WriteFailed extends Error {
 }
 
 type Row = Record<string, unknown>;
-
-/** A field's arguments as its resolver gets them: coerced, then mapped by the schema's argument mappers (int64 ids). */
-function argumentsOf(field: GraphQLField<unknown, unknown>, node: FieldNode, variables: Record<string, unknown>): Record<string, unknown> {
-  let args: Record<string, unknown> = getArgumentValues(field, node, variables);
-  const mappers = field.extensions.pothosArgMappers as Array<(args: Record<string, unknown>, context: unknown, info: unknown) => unknown> | undefined;
-  for (const mapper of mappers ?? []) {
-    const mapped = mapper(args, undefined, undefined);
-    if (mapped instanceof Promise) throw new Error('asynchronous argument mappers are not planned');
-    args = mapped as Record<string, unknown>;
-  }
-  return args;
-}
 
 /** All nodes of a field must ask the same arguments: graphql-js would answer them as one field too (validation checks it). */
 const argumentsOfAll = (field: GraphQLField<unknown, unknown>, nodes: readonly FieldNode[], variables: Record<string, unknown>) =>

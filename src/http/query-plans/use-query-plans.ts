@@ -1,33 +1,53 @@
-import { locatedError } from 'graphql';
+import { type ExecutionArgs, type ExecutionResult, locatedError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import type { RequestContext } from '../types.js';
-import type { QueryPlans } from './plans.js';
+import { inSpan } from '../../observability/tracing/spans.js';
+import type { PlanOutcome, QueryPlans } from './plans.js';
+
+export type Engine = 'plan' | 'graphql-js';
 
 /**
- * Remembers every document yoga runs, by its text, for its plan (plans.ts): the document has been
- * parsed, and validated against the schema and every limit, by the time it executes. A document
- * run by id (trusted documents, persisted queries) is remembered by the text it stands for.
+ * Query plans as yoga's executor (plans.ts; off when `plans` is undefined, GRAPHQL_QUERY_PLANS=false),
+ * counted by engine: an operation that may have a plan is executed by it,
+ * and by graphql-js (the executor yoga chose) whenever the plan has none for the request or cannot
+ * answer it exactly. Nothing else is decided here: every other plugin acts on the execution around
+ * whichever engine runs it, so a rule added to the pipeline holds for both.
  *
- * And answers a planned write that failed once it had begun (serve.ts) from its outcome, in place
- * of executing it again: its error where graphql-js would have put it, at the write's field (a
- * non-null one takes `data` with it). Registered after every plugin whose execution hooks a
- * mutation needs (limits, cost, write tags, read routing): they see this result as if executed,
- * and useErrorMasking gives the error its documented shape.
+ * A planned write that failed once it had begun is answered from its outcome, never run again: its
+ * error where graphql-js would have put it, at the write's root field (a non-null one takes `data`
+ * with it), for useErrorMasking to give it its documented shape.
  */
-export function useQueryPlans(plans: QueryPlans): Plugin<object, RequestContext> {
+export function useQueryPlans(plans: QueryPlans | undefined, options: { countExecution?: (engine: Engine) => void; traced?: boolean } = {}): Plugin {
+  const count = options.countExecution ?? (() => {});
   return {
-    onExecute({ args, setResultAndStopExecution }) {
-      const context = args.contextValue as Partial<RequestContext> & { params?: { query?: unknown } };
-      const settled = context.settledWrite;
-      if (settled) {
-        setResultAndStopExecution({
-          data: settled.nullable ? { [settled.key]: null } : null,
-          errors: [locatedError(settled.error, settled.nodes, [settled.key])],
-        });
+    onExecute({ args, executeFn, setExecuteFn }) {
+      const planned = plans?.lookup(args.document, args.operationName, args.schema);
+      if (!plans || !planned) {
+        count('graphql-js');
         return;
       }
-      const params = context.params;
-      if (typeof params?.query === 'string') plans.remember(params.query, args.operationName, args.document);
+      const graphqlJs = executeFn as (args: ExecutionArgs) => Promise<ExecutionResult> | ExecutionResult;
+      setExecuteFn(async (executeArgs) => {
+        // Answered at its time limit already: graphql-js, given the aborted signal, starts nothing and says so.
+        const aborted = (executeArgs as { signal?: AbortSignal }).signal?.aborted;
+        const outcome = aborted ? undefined : await plans.run(planned, executeArgs, options.traced ? tracedPlan : undefined);
+        if (!outcome) {
+          count('graphql-js');
+          return graphqlJs(executeArgs);
+        }
+        count('plan');
+        return resultOf(outcome);
+      });
     },
+  };
+}
+
+/** The plan's reads and writes in a span of their own, beneath graphql.execute: which engine answered, in the trace. */
+const tracedPlan = <T>(work: () => Promise<T>) => inSpan('graphql.plan', work);
+
+function resultOf(outcome: PlanOutcome): ExecutionResult {
+  if (outcome.kind === 'answered') return { data: outcome.data };
+  return {
+    data: outcome.nullable ? { [outcome.key]: null } : null,
+    errors: [locatedError(outcome.error, outcome.nodes, [outcome.key])],
   };
 }

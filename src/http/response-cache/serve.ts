@@ -1,15 +1,15 @@
 import { trace } from '@opentelemetry/api';
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { isPlanned, isWholeAnswer, passOn, type WholeAnswer, wholeAnswer } from '../answer.js';
+import { isWholeAnswer, passOn, wholeAnswer } from '../answer.js';
 import { type CostBudget, throttled } from '../demand/budget.js';
 import { refusal } from '../refusal.js';
 import type { CacheNote, GatewayEnv, RequestContext } from '../types.js';
 import type { Lookup, ResponseCache } from './store.js';
 
-/** What serving needs of GraphQL: yoga (behind its query plans), answering a request with the gateway's server context. */
+/** What serving needs of GraphQL: yoga, answering a request with the gateway's server context. */
 interface GraphQL {
-  fetch(request: Request, context: RequestContext): Promise<Response | WholeAnswer> | Response;
+  handle(request: Request, context: RequestContext): Promise<Response>;
 }
 
 /**
@@ -28,7 +28,7 @@ export async function answerWithCache(
   const body = c.req.method === 'POST' ? await c.req.text() : '';
   // The body is read: GraphQL gets a request of its own that carries it.
   const forward = () => (c.req.method === 'POST' ? new Request(c.req.url, { method: 'POST', headers: c.req.raw.headers, body }) : c.req.raw);
-  if (/^\s*\[/.test(body)) return passOn(c, await yoga.fetch(forward(), serverContext));
+  if (/^\s*\[/.test(body)) return passOn(c, await yoga.handle(forward(), serverContext));
   const query = c.req.url.indexOf('?');
   const key = cache.keyOf({
     principal: serverContext.principal,
@@ -50,13 +50,7 @@ export async function answerWithCache(
   const note: CacheNote = {};
   let kept: Parameters<Extract<Lookup, { kind: 'miss' }>['finish']>[0];
   try {
-    const response = await yoga.fetch(forward(), { ...serverContext, ...(lookup.kind === 'miss' ? { cacheNote: note } : {}) });
-    if (isPlanned(response)) {
-      if (note.tags && response.status === 200) {
-        kept = { body: response.text, status: response.status, contentType: response.contentType, operation: serverContext.trace?.operation, tags: note.tags };
-      }
-      return passOn(c, response);
-    }
+    const response = await yoga.handle(forward(), { ...serverContext, ...(lookup.kind === 'miss' ? { cacheNote: note } : {}) });
     const contentType = response.headers.get('content-type') ?? '';
     if (!isWholeAnswer(contentType)) return response;
     const text = await response.text();

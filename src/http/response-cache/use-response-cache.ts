@@ -1,7 +1,7 @@
 import { type DocumentNode, getOperationAST, visit } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { GraphQLContext } from '../../builder.js';
-import { answerTags } from './dependencies.js';
+import { answerTags } from '../dependency-tags/tags.js';
 import type { RequestContext } from '../types.js';
 import { operationFacts } from '../plugins/operation-facts.js';
 
@@ -30,7 +30,7 @@ export function mayBeCached(document: DocumentNode, operationName?: string | nul
 
 /**
  * The response cache's part inside GraphQL (the answers themselves are kept
- * and given by the HTTP layer, serve.ts, before GraphQL runs):
+ * and given by the HTTP layer before GraphQL runs, serve.ts):
  *
  * - every mutation stamps what it changed in the write log before it answers
  *   (useWriteTags tells it, use-write-tags.ts);

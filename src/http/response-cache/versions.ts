@@ -6,7 +6,7 @@ import { boundedCache, type CacheMetrics } from '../../observability/caches.js';
 /**
  * The write log the response cache checks its answers against. Every write
  * takes the next number of a sequence and stamps each tag it changed with it
- * (src/http/response-cache/dependencies.ts). A request reads the
+ * (src/http/dependency-tags/tags.ts). A request reads the
  * sequence when it starts; its answer is kept with that number, and served
  * later only while none of its tags carries a higher one. Since a write is
  * stamped before it answers, and commits before it is stamped, an answer

@@ -1,7 +1,5 @@
 import type { Context } from 'hono';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
-import { createYoga, type YogaServerInstance } from 'graphql-yoga';
-import type { GraphQLContext } from '../../builder.js';
 import type { DocumentNode, GraphQLSchema } from 'graphql';
 import type { GatewaySettings } from '../../config.js';
 import { boundedCache } from '../../observability/caches.js';
@@ -15,7 +13,6 @@ import type { Metrics } from '../../observability/metrics.js';
 import type { OutageLog } from '../../observability/outages.js';
 import { DomainError } from '../../errors.js';
 import { servedSchema } from '../../schema/index.js';
-import { useCompiledExecution } from '../plugins/use-compiled-execution.js';
 import { useDeprecationNotice } from '../plugins/use-deprecation-notice.js';
 import { useErrorMasking } from '../plugins/use-error-masking.js';
 import { useGraphiQL } from '../plugins/use-graphiql.js';
@@ -28,22 +25,22 @@ import { useRequestDeadline } from '../plugins/use-request-deadline.js';
 import { answerWithCache } from '../response-cache/serve.js';
 import type { ResponseCache } from '../response-cache/store.js';
 import { mayBeCached, useResponseCache } from '../response-cache/use-response-cache.js';
-import { useWriteTags, type WriteListener } from '../response-cache/use-write-tags.js';
+import { useWriteTags, type WriteListener } from '../dependency-tags/use-write-tags.js';
 import type { LiveQueries } from '../live-queries/store.js';
 import { isLiveOperation, useLiveQueries } from '../live-queries/use-live-queries.js';
 import { passOn } from '../answer.js';
 import type { CostBudget } from '../demand/budget.js';
 import type { DemandControl } from '../demand/control.js';
 import type { QueryPlans } from '../query-plans/plans.js';
-import { type GraphQLFetch, type plannedGraphQL } from '../query-plans/serve.js';
 import { useQueryPlans } from '../query-plans/use-query-plans.js';
-import { useReadBody } from '../query-plans/use-read-body.js';
 import { useRoundedIdRefusal } from '../plugins/use-rounded-id-refusal.js';
 import { useSubscriptionTokenExpiry } from '../plugins/use-subscription-token-expiry.js';
 import { type TrustedDocumentsOptions, useTrustedDocuments } from '../plugins/use-trusted-documents.js';
 import { useDemandControl } from '../plugins/use-demand-control.js';
+import { createValidationCache } from '../plugins/use-validation-cache.js';
 import { refusal } from '../refusal.js';
 import { GRAPHQL_PATH } from '../routes.js';
+import { createGraphQLServer, type GraphQLServer } from './yoga-server.js';
 import type { GatewayEnv, RequestContext } from '../types.js';
 
 export interface GraphQLOptions {
@@ -64,7 +61,7 @@ export interface GraphQLOptions {
   databaseOutage?: Pick<OutageLog, 'failed'>;
   /** Which documents are run (TRUSTED_DOCUMENTS); any when absent. */
   trustedDocuments?: TrustedDocumentsOptions;
-  /** Query plans (GRAPHQL_QUERY_PLANS): yoga remembers the documents it runs for them. */
+  /** Query plans (GRAPHQL_QUERY_PLANS): the executor of every operation that has one, graphql-js the rest's. */
   plans?: QueryPlans;
   /** The cost limit and budgets (src/http/demand/). */
   demand: DemandControl;
@@ -72,13 +69,13 @@ export interface GraphQLOptions {
   liveQueries?: LiveQueries;
 }
 
-export type GraphQLHandler = YogaServerInstance<RequestContext, GraphQLContext>;
+export type GraphQLHandler = GraphQLServer;
 
 /** What a parsed document keeps, estimated from its text: about 80 bytes of syntax tree per character. */
 const PARSED_BYTES_PER_CHARACTER = 80;
 
-/** Told what each write changed (its dependency tags), before it answers: yoga's mutations and planned ones. */
-export function writeListenersOf(options: Pick<GraphQLOptions, 'responseCache' | 'events'>): WriteListener[] {
+/** Told what each write changed (its dependency tags), before it answers. */
+function writeListenersOf(options: Pick<GraphQLOptions, 'responseCache' | 'events'>): WriteListener[] {
   return [
     ...(options.responseCache ? [options.responseCache.versions.stamp] : []),
     // Every instance hears every write, whether or not this one serves live queries.
@@ -86,7 +83,7 @@ export function writeListenersOf(options: Pick<GraphQLOptions, 'responseCache' |
   ];
 }
 
-/** GraphQL over HTTP and SSE (yoga), with the gateway's plugins; WebSocket reuses the same instance. */
+/** GraphQL over HTTP and SSE (yoga), with the gateway's plugins; WebSocket reuses the same pipeline. */
 export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
   const { settings } = options;
   const countError = (code: string) => options.metrics.errors.inc({ code });
@@ -102,13 +99,16 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
       onDispose: (document) => options.demand.analysis.forget(document),
     }),
     errorCache: boundedCache<string, Error>('graphql_parse_errors', documentBounds, options.metrics.caches, { sizeOf: sizeOfText }),
+    // Per document instead (use-validation-cache.ts).
+    validationCache: false,
   };
+  const validation = createValidationCache();
   const writeListeners = writeListenersOf(options);
   // Queries whose answers must never be behind a write: those the response cache may keep, and live ones.
   const onPrimary = (document: DocumentNode, operationName?: string | null) =>
     (options.liveQueries !== undefined && isLiveOperation({ document, operationName })) ||
     (options.responseCache !== undefined && mayBeCached(document, operationName));
-  return createYoga<RequestContext, GraphQLContext>({
+  return createGraphQLServer({
     parserAndValidationCache,
     schema: options.schema ?? servedSchema(options.legacy, { federation: settings.federation }),
     graphqlEndpoint: GRAPHQL_PATH,
@@ -155,8 +155,8 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
       useRequestChecks({ maxBatch: settings.limits.maxBatch }),
       ...(options.trustedDocuments ? [useTrustedDocuments({ ...options.trustedDocuments, caches: options.metrics.caches })] : []),
       // @defer and @stream, answered incrementally over multipart/mixed and SSE.
-      useDeferStream(),
-      useQueryLimits(settings.limits, settings.introspection),
+      validation.firstOnly(useDeferStream()),
+      validation.firstOnly(useQueryLimits(settings.limits, settings.introspection)),
       useDemandControl(options.demand),
       useRoundedIdRefusal(),
       useSubscriptionTokenExpiry(),
@@ -166,36 +166,27 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
       ...(options.readRouting?.enabled
         ? [useReadRouting(options.readRouting, { onPrimary })]
         : []),
-      // Before the response cache, which then wraps the compiled executor (after it, the cache was bypassed).
-      ...(settings.compiledExecution
-        ? [
-            useCompiledExecution({
-              ...settings.compiledExecution,
-              countExecution: (engine) => options.metrics.executions.inc({ engine }),
-              caches: options.metrics.caches,
-            }),
-          ]
-        : []),
       useWriteTags(writeListeners),
       ...(options.responseCache ? [useResponseCache()] : []),
-      ...(options.plans ? [useQueryPlans(options.plans), useReadBody()] : []),
+      // The executor: after every plugin that acts around execution, so each acts around the plan as around graphql-js.
+      useQueryPlans(options.plans, { countExecution: (engine) => options.metrics.executions.inc({ engine }), traced: settings.tracing.enabled }),
       // After every plugin that chooses the executor: a live query runs the one they chose, again and again.
-      ...(options.liveQueries ? [useLiveQueries(options.liveQueries, { requestTimeoutMs: settings.limits.requestTimeoutMs, demand: options.demand })] : []),
+      ...(options.liveQueries
+        ? [validation.firstOnly(useLiveQueries(options.liveQueries, { requestTimeoutMs: settings.limits.requestTimeoutMs, demand: options.demand }))]
+        : []),
+      // After every plugin that adds rules or rewords errors: it keeps the results they give.
+      validation.plugin,
       // Off, it still tells a browser why it gets no page.
       useGraphiQL(GRAPHQL_PATH, { title: 'Petstore GraphQL gateway' }, settings.graphiql),
     ],
-  });
+  }, options.logger);
 }
 
 /**
- * The hono handler of /graphql: yoga (behind its query plans when they are on), behind the response
- * cache when it is on, whose answers spend `budget` as executed ones do.
+ * The hono handler of /graphql: yoga, behind the response cache when it is on, whose answers spend
+ * `budget` as executed ones do.
  */
-export function serveGraphQL(
-  yoga: GraphQLFetch | ReturnType<typeof plannedGraphQL>,
-  cache?: ResponseCache,
-  budget?: CostBudget,
-) {
+export function serveGraphQL(yoga: GraphQLHandler, cache?: ResponseCache, budget?: CostBudget) {
   return async (c: Context<GatewayEnv>) => {
     if (c.req.method === 'PUT') {
       // What graphql-sse's single connection mode sends first, to reserve its stream: say so.
@@ -220,7 +211,7 @@ export function serveGraphQL(
       connection: c.env.incoming?.socket,
     };
     if (cache && (c.req.method === 'GET' || c.req.method === 'POST')) return answerWithCache(c, yoga, cache, serverContext, budget);
-    return passOn(c, await yoga.fetch(c.req.raw, serverContext));
+    return passOn(c, await yoga.handle(c.req.raw, serverContext));
   };
 }
 

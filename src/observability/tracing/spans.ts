@@ -44,9 +44,7 @@ export function errorCodes(errors: readonly { extensions?: Record<string, unknow
 
 /**
  * The operation span, kept in the context beside the active span so that every phase beneath it finds
- * it. The query plans' path (serve.ts) starts it before it knows whether a plan answers: when yoga
- * answers after all, yoga's plugin finds it here and uses it, so a request has one operation span
- * whichever path answers it.
+ * it (yoga's phases, and a WebSocket operation's, which graphql-ws runs outside yoga's operation).
  */
 const OPERATION_SPAN = createContextKey('petstore graphql operation span');
 
