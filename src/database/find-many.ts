@@ -16,7 +16,7 @@ import { directAccessOf, type PrismaClient, runOnPool } from './client.js';
  * It covers what the query plans ask (src/http/query-plans/): scalar selects,
  * to-one relations, to-many pages (where, orderBy, take, skip) and `_count` of
  * relations, nested to any depth; a root cursor over an order that ends with
- * the cursor's column; `where` of equalities, `null` and `contains`. Anything
+ * the cursor's column; `where` of equalities, `null`, `in` and `contains`. Anything
  * else throws `Unsupported`, and the caller reads through Prisma as before.
  * The semantics are Prisma's own (its cursor predicate, a negative `take` read
  * backwards and turned round), and the tests compare every planned answer
@@ -314,8 +314,15 @@ function conditionsOf(builder: Builder, model: Model, alias: string, where: Row 
     } else if (typeof condition !== 'object') {
       conditions.push(`${column} = ${value(condition)}`);
     } else {
-      const { equals, contains, mode, ...rest } = condition as Row;
+      const { equals, contains, mode, in: among, ...rest } = condition as Row;
       if (Object.keys(rest).length > 0) return unsupported(`where ${model.name}.${key}: ${Object.keys(rest).join(', ')}`);
+      if (among !== undefined) {
+        // One of the values (lookups gathered across requests): one parameter, an array of them.
+        if (!Array.isArray(among) || field.kind === 'enum' || among.some((item) => item === null || typeof item === 'object')) {
+          return unsupported(`where ${model.name}.${key}.in`);
+        }
+        conditions.push(`${column} = ANY(${builder.param(among)})`);
+      }
       if (equals !== undefined) {
         if (typeof equals === 'object' && equals !== null) return unsupported(`where ${model.name}.${key}.equals`);
         conditions.push(equals === null ? `${column} IS NULL` : `${column} = ${value(equals)}`);

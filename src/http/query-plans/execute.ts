@@ -2,6 +2,7 @@ import { formatPrismaCursor } from '@pothos/plugin-prisma';
 import { getConnectionPageSize, validateConnectionArguments } from '@pothos/core';
 import type { FieldNode, GraphQLField } from 'graphql';
 import type { PrismaClient } from '../../database/client.js';
+import { findByKey } from '../../database/find-by-key.js';
 import { findMany } from '../../database/find-many.js';
 import type { Lookups } from '../../domain/lookups.js';
 import { checkPageSize, type PageArgs } from '../../pothos-plugins/paging.js';
@@ -155,7 +156,7 @@ async function rootValue(pass: Pass, request: PlanRequest, field: RootPlan): Pro
     // Worked out before the read joins other requests' lookups: a bad argument is this request's alone.
     const query = { select: selectOf(pass, field.object), where: read.where(args) };
     const find = () => delegateOf(request.prisma, read.model).findUnique(query);
-    const row = await (read.batched ? request.lookups(find) : find());
+    const row = await (!read.batched ? find() : request.ownStatements ? findByKey(request.prisma, read.model, query.select, query.where) : request.lookups(find));
     if (row === null) {
       if (!field.nullable) throw new Error(`${field.key} found nothing`);
       return null;
