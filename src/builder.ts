@@ -8,6 +8,8 @@ import { DateTimeResolver } from 'graphql-scalars';
 import './pothos-plugins/int64-ids.js';
 import './pothos-plugins/paging.js';
 import { type Principal, requireScope, type Scope } from './auth/scopes.js';
+import { authorizeNode, checkNodeCount, decodeNodeId, encodeNodeId, MAX_NODES, NODE_ID_FIELD } from './schema/global-ids.js';
+import { costs } from './schema/cost.js';
 import type { PrismaClient } from './database/client.js';
 import type { EventPublisher } from './domain/events.js';
 import type { Lookups } from './domain/lookups.js';
@@ -86,9 +88,45 @@ export const builder = new SchemaBuilder<{
   relay: {
     clientMutationId: 'omit',
     cursorType: 'String',
-    // Ids here are the spec's int64 ids, not Relay global ids: no node(id:) lookup.
-    nodeQueryOptions: false,
-    nodesQueryOptions: false,
+    // Global object identification (src/schema/global-ids.ts): `id` stays the spec's int64 id, so the
+    // global id is `nodeId` (Relay: schemaConfig.nodeInterfaceIdField).
+    idFieldName: NODE_ID_FIELD,
+    idFieldOptions: { description: 'A global id of this object, for node(id:) and Relay: opaque, unique across every type.' },
+    encodeGlobalID: (typename, id) => encodeNodeId(typename, id),
+    decodeGlobalID: (globalId) => decodeNodeId(globalId),
+    nodeTypeOptions: { description: 'An object a client can find again by its global id (nodeId), as Relay refetches it.' },
+    nodeQueryOptions: {
+      description: 'The object with this global id (a nodeId), or null when there is none. An order needs orders:read.',
+      extensions: { plannedRead: { kind: 'node', list: false } },
+      resolve: (_root, { id }, ctx, _info, resolveNode) => {
+        authorizeNode(ctx.principal, id.typename);
+        return resolveNode(id);
+      },
+    },
+    nodesQueryOptions: {
+      description: `The objects with these global ids, in their order, null where there is none (at most ${MAX_NODES}). An order needs orders:read.`,
+      ...costs({ list: { assumedSize: MAX_NODES } }),
+      extensions: { plannedRead: { kind: 'node', list: true } },
+      resolve: (_root, { ids }, ctx, _info, resolveNodes) => {
+        checkNodeCount(ids);
+        // A node the caller may not read is an error at its own index; the others are read together.
+        const refusals = ids.map(({ typename }) => {
+          try {
+            authorizeNode(ctx.principal, typename);
+            return undefined;
+          } catch (error) {
+            return error;
+          }
+        });
+        const loaded = resolveNodes(ids.filter((_, index) => refusals[index] === undefined));
+        let next = 0;
+        return ids.map((_, index) => {
+          if (refusals[index] !== undefined) return Promise.reject(refusals[index] as Error);
+          const at = next++;
+          return loaded.then((nodes) => nodes[at]);
+        });
+      },
+    },
     // Shareable in a supergraph: another subgraph with Relay connections defines the same PageInfo.
     pageInfoTypeOptions: { description: 'Where a page stands in its list (Relay cursor connections).', shareable: true },
     defaultConnectionTypeOptions: { description: 'One page of a list, with its edges and where it stands.' },

@@ -1,12 +1,17 @@
 import { scopes } from '../auth/scopes.js';
 import { builder } from '../builder.js';
+import { globalId } from './global-ids.js';
 import { createCategory, deleteCategory, updateCategory } from '../domain/catalog.js';
 import { PetConnection } from './pet.js';
 import { plannedList, plannedLookup } from './plans.js';
 import { costs, PAGE, WRITE } from './cost.js';
 import { changes, int64Id, pagedById, pageSizes, sharedConnection } from './shared.js';
 
-export const Category = builder.prismaObject('Category', {
+export const Category = builder.prismaNode('Category', {
+  // Its global id (nodeId) is made of id (src/schema/global-ids.ts); the plans make it the same way.
+  id: { field: 'id', ...globalId('Category', 'id') },
+  // node(id:) and nodes(ids:) answer null for an id with no row, as the spec asks.
+  nullable: true,
   description: 'A kind of animal, such as dogs, cats or rabbits.',
   // Select mode, as Pet: these columns always, relations only when asked.
   select: { id: true, name: true, description: true },

@@ -1,5 +1,6 @@
 import { scopes } from '../auth/scopes.js';
 import { builder } from '../builder.js';
+import { globalId } from './global-ids.js';
 import { inventorySummary, type StatusTotal, updateInventory } from '../domain/stock.js';
 import type { PetStatus as PetStatusValue } from '../generated/prisma/enums.js';
 import { PetStatus } from './pet.js';
@@ -8,7 +9,11 @@ import { costs, PAGE, WRITE } from './cost.js';
 import { changes, int64Id, pageSizes, sharedConnection, stability } from './shared.js';
 import { TOLD_BY_EVENTS } from '../domain/changes.js';
 
-export const InventoryItem = builder.prismaObject('InventoryItem', {
+export const InventoryItem = builder.prismaNode('InventoryItem', {
+  // Its global id (nodeId) is made of petId (src/schema/global-ids.ts); the plans make it the same way.
+  id: { field: 'petId', ...globalId('InventoryItem', 'petId') },
+  // node(id:) and nodes(ids:) answer null for an id with no row, as the spec asks.
+  nullable: true,
   description: 'The stock of one pet.',
   // Select mode, as Pet: these columns always, relations only when asked.
   select: { petId: true, quantity: true, status: true },

@@ -1,5 +1,6 @@
 import { scopes } from '../auth/scopes.js';
 import { builder } from '../builder.js';
+import { globalId } from './global-ids.js';
 import { orderFilter } from '../domain/queries.js';
 import { cancelOrder, completeOrder, type OrderInput, placeOrder } from '../domain/stock.js';
 import { plannedList, plannedLookup, plannedWrite, type WriteContext } from './plans.js';
@@ -7,7 +8,11 @@ import { costs, PAGE, WRITE } from './cost.js';
 import { changes, int64Id, pageSizes, sharedConnection } from './shared.js';
 import { TOLD_BY_EVENTS } from '../domain/changes.js';
 
-export const Order = builder.prismaObject('Order', {
+export const Order = builder.prismaNode('Order', {
+  // Its global id (nodeId) is made of id (src/schema/global-ids.ts); the plans make it the same way.
+  id: { field: 'id', ...globalId('Order', 'id') },
+  // node(id:) and nodes(ids:) answer null for an id with no row, as the spec asks.
+  nullable: true,
   description: 'An order for a pet. The spec makes every field optional; here id and petId are always set.',
   // Select mode, as Pet: these columns always, relations only when asked.
   select: { id: true, petId: true, quantity: true, shipDate: true, complete: true },

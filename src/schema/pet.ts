@@ -1,5 +1,6 @@
 import { metricsClient, scopes } from '../auth/scopes.js';
 import { builder } from '../builder.js';
+import { globalId } from './global-ids.js';
 import { createPet, deletePet, updatePet } from '../domain/catalog.js';
 import { containsText } from '../domain/queries.js';
 import type { Prisma } from '../generated/prisma/client.js';
@@ -18,7 +19,11 @@ export const PetStatus = builder.enumType('PetStatus', {
   } as const,
 });
 
-export const Pet = builder.prismaObject('Pet', {
+export const Pet = builder.prismaNode('Pet', {
+  // Its global id (nodeId) is made of id (src/schema/global-ids.ts); the plans make it the same way.
+  id: { field: 'id', ...globalId('Pet', 'id') },
+  // node(id:) and nodes(ids:) answer null for an id with no row, as the spec asks.
+  nullable: true,
   description: 'An animal in the store. Every pet belongs to a category.',
   // Select mode: every read takes these columns (never the bookkeeping timestamps), and relations
   // only when asked. Scalar fields resolve from this row without a per-field selection of their own:

@@ -38,6 +38,11 @@ export type PlannedRead =
       where: (args: ReadArgs) => Record<string, unknown>;
       /** Read together with other requests' lookups in one statement (src/domain/lookups.ts). */
       batched: boolean;
+    }
+  | {
+      /** node(id:) or nodes(ids:): objects of any Node type by their global ids (src/schema/global-ids.ts). */
+      kind: 'node';
+      list: boolean;
     };
 
 /** A root list (a connection) of `model`, paged by `cursor`, with the where and order its arguments make. */

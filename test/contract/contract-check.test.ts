@@ -93,7 +93,7 @@ async function releasesIn(name: string, graphql: Step<string>, openapi: Step<obj
 }
 
 /** The code's schema with a field more (Pet.nickname): the code's own removes it, a break. */
-const withNickname = (sdl: string) => editSdl(sdl, 'type Pet {\n', 'type Pet {\n  """Its nickname."""\n  nickname: String\n');
+const withNickname = (sdl: string) => editSdl(sdl, 'type Pet implements Node {\n', 'type Pet implements Node {\n  """Its nickname."""\n  nickname: String\n');
 /** The code's document without its orders route: the code's own adds it, an addition. */
 const withoutOrders = (document: ReturnType<typeof code>['openapi']) =>
   editDocument(document, (copy) => {

@@ -124,7 +124,7 @@ describe('npm run contract:release, on GraphQL changes', () => {
   it('refuses a GraphQL break unless told --breaking, then makes a new GraphQL major alone', async () => {
     // The released schema had a field the code no longer has.
     const dir = await baselineCopy('graphql-break', {
-      graphql: (sdl) => editSdl(sdl, 'type Pet {\n', 'type Pet {\n  """Its nickname."""\n  nickname: String\n'),
+      graphql: (sdl) => editSdl(sdl, 'type Pet implements Node {\n', 'type Pet implements Node {\n  """Its nickname."""\n  nickname: String\n'),
     });
     const { graphql, openapi } = await versions();
     const rest = await snapshot(dir, 'openapi');

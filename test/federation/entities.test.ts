@@ -228,7 +228,7 @@ describe('_service', () => {
       ['Order', 'id'],
       ['InventoryItem', 'petId'],
     ]) {
-      expect(sdl).toMatch(new RegExp(`type ${type}\\s+@key\\(fields: "${key}"\\)\\s*\\{`));
+      expect(sdl).toMatch(new RegExp(`type ${type} implements Node\\s+@key\\(fields: "${key}"\\)\\s*\\{`));
     }
     expect(sdl).toMatch(/type PageInfo\s+@shareable/);
     expect(sdl).toMatch(/getPetById\([^)]*\): Pet @deprecated\(reason: "[^"]*"\) @inaccessible/);

@@ -49,9 +49,9 @@ describe('npm run supergraph', () => {
     expect(sdl).toContain('PETSTORE @join__graph(name: "petstore", url: "http://petstore.internal:4000/graphql")');
     expect(sdl).toContain('REVIEWS @join__graph(name: "reviews", url: "http://reviews.internal:4001/graphql")');
     // Pet is an entity of both, by the same key; its reviews come from the reviews service.
-    expect(sdl).toMatch(/type Pet @join__type\(graph: PETSTORE, key: "id"\) @join__type\(graph: REVIEWS, key: "id"\)/);
+    expect(sdl).toMatch(/type Pet implements Node @join__type\(graph: PETSTORE, key: "id"\) @join__type\(graph: REVIEWS, key: "id"\) @join__implements\(graph: PETSTORE, interface: "Node"\)/);
     expect(sdl).toMatch(/reviews: \[Review!\]! @join__field\(graph: REVIEWS\)/);
-    expect(sdl).toMatch(/type InventoryItem @join__type\(graph: PETSTORE, key: "petId"\)/);
+    expect(sdl).toMatch(/type InventoryItem implements Node @join__type\(graph: PETSTORE, key: "petId"\)/);
     // A schema a router can load.
     expect(() => buildSchema(sdl, { assumeValidSDL: true })).not.toThrow();
   });

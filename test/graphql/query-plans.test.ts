@@ -51,10 +51,10 @@ interface Generated {
 type TypeName = 'Pet' | 'Category' | 'Order' | 'InventoryItem';
 
 const scalars: Record<TypeName, string[]> = {
-  Pet: ['id', 'name', 'categoryId', 'status', '__typename'],
-  Category: ['id', 'name', 'description', '__typename'],
-  Order: ['id', 'petId', 'quantity', 'shipDate', 'complete', '__typename'],
-  InventoryItem: ['petId', 'quantity', 'status', '__typename'],
+  Pet: ['id', 'name', 'categoryId', 'status', '__typename', 'nodeId'],
+  Category: ['id', 'name', 'description', '__typename', 'nodeId'],
+  Order: ['id', 'petId', 'quantity', 'shipDate', 'complete', '__typename', 'nodeId'],
+  InventoryItem: ['petId', 'quantity', 'status', '__typename', 'nodeId'],
 };
 const relations: Record<TypeName, Array<[string, TypeName]>> = {
   Pet: [['category', 'Category'], ['inventory', 'InventoryItem']],
@@ -169,6 +169,12 @@ function connection(type: TypeName, depth: number): fc.Arbitrary<Part> {
   return fc.subarray(parts, { minLength: 1, maxLength: 3 }).chain((chosen) => fc.tuple(...chosen)).map((chosen): Part => (writer) => chosen.map((part) => part(writer)).join(' '));
 }
 
+/** A Node type's fields under node(id:): its scalars (those another Node type has with another type aliased) and its to-one relations. */
+function nodeBody(type: TypeName): fc.Arbitrary<string> {
+  const fields = [...scalars[type].map((name) => (name === 'quantity' || name === 'status' ? `${type.toLowerCase()}_${name}: ${name}` : name)), ...relations[type].map(([name]) => `${name} { __typename nodeId }`)];
+  return fc.subarray(fields, { minLength: 1 }).map((picked) => picked.join(' '));
+}
+
 const existingOrNot = (list: () => string[]) => fc.tuple(fc.nat(), fc.boolean()).map(([pick, missing]) => () => (missing ? '99999999' : list()[pick % list().length]!));
 
 const root = fc.oneof(
@@ -205,6 +211,20 @@ const root = fc.oneof(
   fc.tuple(alias, selection('Order', 2), existingOrNot(() => ids.orders)).map(([key, body, id]): Part => (writer) => `${named('order', key)}(id: "${id()}") { ${body(writer)} }`),
   fc.tuple(alias, selection('InventoryItem', 1), existingOrNot(() => ids.pets)).map(([key, body, id]): Part => (writer) => `${named('inventoryItem', key)}(petId: "${id()}") { ${body(writer)} }`),
   fc.constant((): string => '__typename'),
+  // node(id:) and nodes(ids:): a global id of each type (of a row or not), each type's selection in its own fragment
+  // (fields a Node type shares by name with another but not by type, quantity and status, aliased by type).
+  fc.tuple(alias, fc.array(fc.tuple(fc.constantFrom<TypeName>('Pet', 'Category', 'Order', 'InventoryItem'), fc.nat(), fc.boolean()), { minLength: 1, maxLength: 3 }), fc.boolean(), fc.boolean(), ...(['Pet', 'Category', 'Order', 'InventoryItem'] as const).map((type) => nodeBody(type)))
+    .map(([key, wanted, many, onNode, ...bodies]): Part => (writer) => {
+      const globalIds = wanted.map(([type, pick, missing]) => {
+        const list = type === 'Pet' || type === 'InventoryItem' ? ids.pets : type === 'Category' ? ids.categories : ids.orders;
+        return Buffer.from(`${type}:${missing ? '99999999' : list[pick % list.length]}`).toString('base64');
+      });
+      const fragments = (['Pet', 'Category', 'Order', 'InventoryItem'] as const).map((type, index) => `... on ${type} { ${bodies[index]} }`).join(' ');
+      const common = onNode ? '... on Node { nodeId }' : '__typename';
+      return many
+        ? `${named('nodes', key)}(ids: ${writer.variable('[ID!]!', globalIds)}) { ${common} ${fragments} }`
+        : `${named('node', key)}(id: ${writer.variable('ID!', globalIds[0])}) { ${common} ${fragments} }`;
+    }),
 );
 
 const documents = fc.tuple(fc.uniqueArray(root, { minLength: 1, maxLength: 3, selector: () => Math.random() }), fc.boolean()).map(([fields, nameIt]): Generated => {

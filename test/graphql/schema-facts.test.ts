@@ -54,12 +54,20 @@ describe('what the plans read of Pothos', () => {
     expect(rowReaderOf(field('Query', 'pets'))).toBeUndefined();
   });
 
-  it('a field\'s arguments as its resolver gets them, mapped by the int64 id plugin', () => {
-    expect(argumentsOf(field('Query', 'pet'), rootField('{ pet(id: "42") { id } }'), {})).toEqual({ id: 42n });
-    expect(argumentsOf(field('Query', 'pet'), rootField('query ($id: ID!) { pet(id: $id) { id } }'), { id: '9007199254740993' })).toEqual({
+  it('a field\'s arguments as its resolver gets them, mapped by the int64 id plugin and the relay plugin', () => {
+    expect(argumentsOf(field('Query', 'pet'), rootField('{ pet(id: "42") { id } }'), {}, schema)).toEqual({ id: 42n });
+    expect(argumentsOf(field('Query', 'pet'), rootField('query ($id: ID!) { pet(id: $id) { id } }'), { id: '9007199254740993' }, schema)).toEqual({
       id: 9007199254740993n,
     });
-    expect(() => argumentsOf(field('Query', 'pet'), rootField('{ pet(id: "x") { id } }'), {})).toThrow(/id/);
+    expect(() => argumentsOf(field('Query', 'pet'), rootField('{ pet(id: "x") { id } }'), {}, schema)).toThrow(/id/);
+    const globalId = Buffer.from('Order:7').toString('base64');
+    expect(argumentsOf(field('Query', 'node'), rootField(`{ node(id: "${globalId}") { nodeId } }`), {}, schema)).toMatchObject({ id: { typename: 'Order', id: '7' } });
+    expect(() => argumentsOf(field('Query', 'node'), rootField('{ node(id: "Tm9wZToz") { nodeId } }'), {}, schema)).toThrow(/global id/);
+  });
+
+  it('a global id as a plan makes it from the row, as the relay plugin does', () => {
+    expect(rowReaderOf(field('Pet', 'nodeId'))?.({ id: 7n })).toBe(Buffer.from('Pet:7').toString('base64'));
+    expect(rowReaderOf(field('InventoryItem', 'nodeId'))?.({ petId: 7n })).toBe(Buffer.from('InventoryItem:7').toString('base64'));
   });
 
   it('the rules this schema states on fields', () => {

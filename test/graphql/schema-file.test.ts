@@ -72,7 +72,7 @@ describe('schema.graphql', () => {
       // a description edited by hand
       description: sdl.replace('"""A kind of animal', '"""A sort of animal'),
       // a field the code no longer has
-      field: sdl.replace(/type Pet \{\n/, 'type Pet {\n  nickname: String\n'),
+      field: sdl.replace(/type Pet implements Node \{\n/, 'type Pet implements Node {\n  nickname: String\n'),
       // only the ending differs
       newline: `${sdl}\n`,
     };

@@ -5,6 +5,7 @@ import {
   getNamedType,
   getNullableType,
   type GraphQLField,
+  type GraphQLInterfaceType,
   type GraphQLLeafType,
   GraphQLObjectType,
   type GraphQLSchema,
@@ -50,6 +51,16 @@ export type RootPlan =
   | { key: string; kind: 'typename'; value: string }
   | { key: string; kind: 'list'; field: GraphQLField<unknown, unknown>; nodes: readonly FieldNode[]; read: PlannedRead; connection: ConnectionPlan }
   | { key: string; kind: 'lookup'; field: GraphQLField<unknown, unknown>; nodes: readonly FieldNode[]; read: PlannedRead; nullable: boolean; object: ObjectPlan }
+  | {
+      key: string;
+      kind: 'node';
+      field: GraphQLField<unknown, unknown>;
+      nodes: readonly FieldNode[];
+      /** nodes(ids:) rather than node(id:). */
+      list: boolean;
+      /** The selection as each Node type answers it. */
+      objects: ReadonlyMap<string, ObjectPlan>;
+    }
   | { key: string; kind: 'write'; field: GraphQLField<unknown, unknown>; nodes: readonly FieldNode[]; write: PlannedWrite; nullable: boolean; object: ObjectPlan };
 
 /** The fields of a row of a Prisma model, in the order the answer has them. */
@@ -148,6 +159,14 @@ export function compilePlan(
     if (read.kind === 'list') {
       return { key, kind: 'list', field, nodes, read, connection: connectionPlan(context, field, selection) };
     }
+    if (read.kind === 'node') {
+      // Planned for every type a global id may name: the type is known only from the id.
+      const objects = new Map<string, ObjectPlan>();
+      for (const type of context.schema.getPossibleTypes(getNamedType(field.type) as GraphQLInterfaceType)) {
+        objects.set(type.name, objectPlan(context, type, selection));
+      }
+      return { key, kind: 'node', field, nodes, list: read.list, objects };
+    }
     const type = getNamedType(field.type);
     if (!isObjectType(type)) throw new NoPlan(`Query.${name} is not an object`);
     return { key, kind: 'lookup', field, nodes, read, nullable: !isNonNullType(field.type), object: objectPlan(context, type, selection) };
@@ -209,7 +228,7 @@ function collectFields(context: Context, type: GraphQLObjectType, ...sets: Selec
         if (list) list.push(selection);
         else fields.set(key, [selection]);
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-        if (selection.typeCondition && selection.typeCondition.name.value !== type.name) continue;
+        if (selection.typeCondition && !applies(selection.typeCondition.name.value, type)) continue;
         collect(selection.selectionSet);
       } else {
         const name = selection.name.value;
@@ -217,7 +236,7 @@ function collectFields(context: Context, type: GraphQLObjectType, ...sets: Selec
         visited.add(name);
         const fragment = context.fragments[name];
         if (!fragment) throw new NoPlan(`no fragment ${name}`);
-        if (fragment.typeCondition.name.value !== type.name) continue;
+        if (!applies(fragment.typeCondition.name.value, type)) continue;
         collect(fragment.selectionSet);
       }
     }
@@ -225,6 +244,9 @@ function collectFields(context: Context, type: GraphQLObjectType, ...sets: Selec
   for (const set of sets) collect(set);
   return fields;
 }
+
+/** Whether a fragment on `condition` (the type itself, or an interface it implements) applies to `type`. */
+const applies = (condition: string, type: GraphQLObjectType) => condition === type.name || type.getInterfaces().some((implemented) => implemented.name === condition);
 
 /** Whether `@include`/`@skip` keep a selection, from literals or the plan's condition variables. */
 function included(context: Context, directives: ReadonlyArray<{ name: { value: string }; arguments?: ReadonlyArray<{ name: { value: string }; value: ValueNode }> }>) {

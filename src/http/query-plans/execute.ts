@@ -1,11 +1,13 @@
 import { formatPrismaCursor } from '@pothos/plugin-prisma';
 import { getConnectionPageSize, validateConnectionArguments } from '@pothos/core';
-import type { FieldNode, GraphQLField } from 'graphql';
+import type { FieldNode, GraphQLField, GraphQLSchema } from 'graphql';
 import type { PrismaClient } from '../../database/client.js';
 import { findByKey } from '../../database/find-by-key.js';
 import { findMany } from '../../database/find-many.js';
 import type { Lookups } from '../../domain/lookups.js';
+import type { Principal } from '../../auth/scopes.js';
 import { checkPageSize, type PageArgs } from '../../pothos-plugins/paging.js';
+import { authorizeNode, checkNodeCount, nodeTypes } from '../../schema/global-ids.js';
 import { delegateOf, type ListRead, type PlannedRead, type WriteContext } from '../../schema/plans.js';
 import type { ConnectionPlan, FieldPlan, ObjectPlan, Plan, RootPlan } from './compile.js';
 import { argumentsOf } from './schema-facts.js';
@@ -25,10 +27,13 @@ export interface PlanRequest {
   lookups: Lookups;
   /** Coerced variables (graphql-js getVariableValues). */
   variables: Record<string, unknown>;
+  schema: GraphQLSchema;
   /** Read a list with a statement of the gateway's own where it has one (src/database/find-many.ts), else with Prisma's. */
   ownStatements: boolean;
   /** A mutation's: the primary's client, and where its events go. */
   write?: WriteContext;
+  /** Who asks: what node(id:) may give them (src/schema/global-ids.ts). */
+  principal: Principal;
 }
 
 /**
@@ -42,8 +47,8 @@ export class WriteFailed extends Error {
 type Row = Record<string, unknown>;
 
 /** All nodes of a field must ask the same arguments: graphql-js would answer them as one field too (validation checks it). */
-const argumentsOfAll = (field: GraphQLField<unknown, unknown>, nodes: readonly FieldNode[], variables: Record<string, unknown>) =>
-  argumentsOf(field, nodes[0]!, variables);
+const argumentsOfAll = (field: GraphQLField<unknown, unknown>, nodes: readonly FieldNode[], pass: Pass) =>
+  argumentsOf(field, nodes[0]!, pass.variables, pass.schema);
 
 /** The page a connection's arguments ask for, as @pothos/plugin-prisma's prismaCursorConnectionQuery makes it. */
 function pageQuery(read: Extract<PlannedRead, { kind: 'list' }>, args: PageArgs) {
@@ -69,6 +74,7 @@ function parseIssuedCursor(cursor: string): bigint {
 /** What one request works out once, however many rows it shapes. */
 interface Pass {
   variables: Record<string, unknown>;
+  schema: GraphQLSchema;
   /** Per connection field (by its first field node): its arguments and its page. */
   pages: Map<FieldNode, { args: PageArgs; page: ReturnType<typeof pageQuery>; read: ListRead }>;
 }
@@ -78,7 +84,7 @@ function pageOf(pass: Pass, field: Extract<FieldPlan, { kind: 'connection' }>) {
   let found = pass.pages.get(field.nodes[0]!);
   if (!found) {
     const read = field.read as Extract<PlannedRead, { kind: 'list' }>;
-    const args = argumentsOfAll(field.field, field.nodes, pass.variables) as PageArgs;
+    const args = argumentsOfAll(field.field, field.nodes, pass) as PageArgs;
     found = { args, page: pageQuery(read, args), read: read.read(args as Record<string, unknown>) };
     pass.pages.set(field.nodes[0]!, found);
   }
@@ -131,7 +137,7 @@ const readOptions = (read: ListRead) => ({ ...(read.where ? { where: read.where 
 
 /** Runs the plan: each root field's read, in parallel as graphql-js runs a query's root fields. */
 export async function executePlan(plan: Plan, request: PlanRequest): Promise<Row> {
-  const pass: Pass = { variables: request.variables, pages: new Map() };
+  const pass: Pass = { variables: request.variables, schema: request.schema, pages: new Map() };
   const values = await Promise.all(plan.fields.map((field) => rootValue(pass, request, field)));
   const data: Row = {};
   plan.fields.forEach((field, index) => {
@@ -142,7 +148,7 @@ export async function executePlan(plan: Plan, request: PlanRequest): Promise<Row
 
 async function rootValue(pass: Pass, request: PlanRequest, field: RootPlan): Promise<unknown> {
   if (field.kind === 'typename') return field.value;
-  const args = argumentsOfAll(field.field, field.nodes, pass.variables);
+  const args = argumentsOfAll(field.field, field.nodes, pass);
   if (field.kind === 'write') {
     if (!request.write) throw new Error('a write without its context');
     try {
@@ -150,6 +156,14 @@ async function rootValue(pass: Pass, request: PlanRequest, field: RootPlan): Pro
     } catch (error) {
       throw new WriteFailed(`${field.key} failed`, { cause: error });
     }
+  }
+  if (field.kind === 'node') {
+    const wanted = (field.list ? args.ids : [args.id]) as GlobalId[];
+    if (field.list) checkNodeCount(wanted);
+    // A caller who may not read one of them: graphql-js answers, with the error at its place.
+    for (const { typename } of wanted) authorizeNode(request.principal, typename);
+    const found = await Promise.all(wanted.map((globalId) => nodeOf(pass, request, field.objects, globalId)));
+    return field.list ? found : found[0];
   }
   const read = field.read;
   if (field.kind === 'lookup' && read.kind === 'lookup') {
@@ -176,6 +190,25 @@ async function rootValue(pass: Pass, request: PlanRequest, field: RootPlan): Pro
     field.connection.totalCount ? delegate.count({ where: listRead.where }) : undefined,
   ]);
   return shapeConnection(pass, field.connection, read, args as PageArgs, page.take, rows, totalCount);
+}
+
+/** A global id as node(id:)'s argument gives it, decoded (src/schema/global-ids.ts). */
+interface GlobalId {
+  typename: string;
+  id: string;
+}
+
+/** The object a global id names, shaped as its type's selection asks, or null when there is no such row. */
+async function nodeOf(pass: Pass, request: PlanRequest, objects: ReadonlyMap<string, ObjectPlan>, { typename, id }: GlobalId): Promise<Row | null> {
+  const type = nodeTypes[typename];
+  const object = objects.get(typename);
+  if (!type || !object) throw new Error(`no Node type ${typename}`);
+  const select = selectOf(pass, object);
+  const where = { [type.key]: BigInt(id) };
+  const row = request.ownStatements
+    ? await findByKey(request.prisma, type.model, select, where)
+    : await request.lookups(() => delegateOf(request.prisma, type.model).findUnique({ select, where }));
+  return row === null ? null : shapeObject(pass, object, row);
 }
 
 /** A page of rows as @pothos/plugin-prisma's wrapConnectionResult makes it, shaped for the connection's selection. */

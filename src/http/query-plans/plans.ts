@@ -118,6 +118,8 @@ export function createQueryPlans(options: {
           executePlan(plan, {
             prisma: context.prisma,
             lookups: context.lookups,
+            principal: context.principal,
+            schema: args.schema,
             variables: coerced.coerced,
             ownStatements: options.ownStatements,
             // The context's publisher: yoga's write notices (useWriteTags) hear what the write published.

@@ -1,6 +1,6 @@
 import { getMappedArgumentValues, isThenable } from '@pothos/core';
 import { RequestCache } from '@pothos/plugin-scope-auth';
-import type { FieldNode, GraphQLField, GraphQLObjectType, GraphQLResolveInfo } from 'graphql';
+import type { FieldNode, GraphQLField, GraphQLObjectType, GraphQLResolveInfo, GraphQLSchema } from 'graphql';
 import { builder } from '../../builder.js';
 
 /**
@@ -32,12 +32,15 @@ export function relationOf(field: GraphQLField<unknown, unknown>): string | unde
 }
 
 /**
- * How a scalar field reads its row without its resolver being called: the exposed column
- * (`t.expose*`), or the field's own resolver when it reads the row alone (a function of one
- * parameter). Undefined when it needs more (arguments, the context): such a field is not planned.
+ * How a scalar field reads its row without its resolver being called: what the field declares for
+ * plans (`plannedRow`), the exposed column (`t.expose*`), or the field's own resolver when it reads
+ * the row alone (a function of one parameter). Undefined when it needs more (arguments, the
+ * context): such a field is not planned.
  */
 export function rowReaderOf(field: GraphQLField<unknown, unknown>): ((row: Row) => unknown) | undefined {
   const extensions = field.extensions as Extensions;
+  // Declared beside the field for plans (a global id: src/schema/global-ids.ts).
+  if (typeof extensions?.plannedRow === 'function') return extensions.plannedRow as (row: Row) => unknown;
   const exposed = extensions?.pothosExposedField;
   if (typeof exposed === 'string') return (row) => row[exposed];
   const resolve = extensions?.pothosOriginalResolve;
@@ -50,8 +53,9 @@ export function rowReaderOf(field: GraphQLField<unknown, unknown>): ((row: Row) 
  * mappers (int64 ids arrive as bigints). Throws what the mappers throw (a refused id); a mapper
  * that answers later is not one a plan runs.
  */
-export function argumentsOf(field: GraphQLField<unknown, unknown>, node: FieldNode, variables: Record<string, unknown>): Row {
-  const mapped = getMappedArgumentValues(field, node, {}, { variableValues: variables } as unknown as GraphQLResolveInfo);
+export function argumentsOf(field: GraphQLField<unknown, unknown>, node: FieldNode, variables: Record<string, unknown>, schema: GraphQLSchema): Row {
+  // What the mappers read of `info`: the variables, and the schema (the relay plugin's global ids).
+  const mapped = getMappedArgumentValues(field, node, {}, { variableValues: variables, schema } as unknown as GraphQLResolveInfo);
   if (isThenable(mapped)) throw new Error(`${field.name}: asynchronous argument mappers are not planned`);
   return mapped as Row;
 }
