@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '**/dist/', 'src/generated/', 'test/generated/', 'bench/peers/', 'bench/results/', 'bench/.baselines/', '.data/', 'examples/web/src/gql/'] },
+  { ignores: ['node_modules/', '**/dist/', 'src/generated/', 'test/generated/', 'bench/peers/', 'bench/results/', 'bench/.baselines/', '.data/', 'examples/web/src/gql/', 'examples/relay/src/**/__generated__/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -18,7 +18,7 @@ export function findByKey(prisma: PrismaClient, model: string, select: Row, wher
   const [column, key] = keys[0]!;
   let batches = pending.get(prisma);
   if (!batches) pending.set(prisma, (batches = new Map()));
-  const name = `${model}\n${column}\n${JSON.stringify(select)}`;
+  const name = `${model}\n${column}\n${JSON.stringify(select, bigIntsAsText)}`;
   let batch = batches.get(name);
   if (!batch) {
     batch = { model, column, select, reads: [] };
@@ -55,6 +55,9 @@ async function read(prisma: PrismaClient, { model, column, select, reads }: Batc
     for (const one of reads) one.reject(error);
   }
 }
+
+/** A select may hold a related page's cursor, a BigInt, which JSON has no number for. */
+const bigIntsAsText = (_key: string, value: unknown) => (typeof value === 'bigint' ? `${value}n` : value);
 
 const delegateOf = (prisma: PrismaClient, model: string) =>
   prisma[model as 'pet'] as unknown as { findUnique(args: unknown): Promise<Row | null> };

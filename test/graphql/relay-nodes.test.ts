@@ -95,6 +95,21 @@ describe('global ids', () => {
     expect(gateway.statements.filter((statement) => /^(\/\* petstore read \*\/ )?SELECT/.test(statement))).toHaveLength(3);
   });
 
+  it('page a connection of a node after a cursor, as Relay asks a paginated fragment\'s next page, by its plan', async () => {
+    const first = await gateway.graphql<{ node: { pets: { edges: Array<{ node: { name: string } }>; pageInfo: { endCursor: string } } } }>(
+      'query First($id: ID!) { node(id: $id) { ... on Category { pets(first: 2) { edges { node { name } } pageInfo { endCursor } } } } }',
+      { id: ids.category.nodeId },
+    );
+    expect(first.data!.node.pets.edges.map(({ node }) => node.name)).toEqual(['Ada', 'Bo']);
+    const executed = await gateway.executions('plan');
+    const next = await gateway.graphql(
+      'query Next($id: ID!, $after: String) { node(id: $id) { ... on Category { pets(first: 2, after: $after) { edges { node { name } } pageInfo { hasNextPage } } } } }',
+      { id: ids.category.nodeId, after: first.data!.node.pets.pageInfo.endCursor },
+    );
+    expect(next).toEqual({ data: { node: { pets: { edges: [{ node: { name: 'Cy' } }], pageInfo: { hasNextPage: false } } } } });
+    expect(await gateway.executions('plan')).toBe(executed + 1);
+  });
+
   it('give an order only to a caller with orders:read, in node and at its own index in nodes', async () => {
     const node = `query Node($id: ID!) { node(id: $id) { nodeId } }`;
     const anonymous = await postGraphQL<{ data: unknown; errors: Array<{ extensions: { code: string } }> }>(gateway.baseUrl, { query: node, variables: { id: ids.order.nodeId } });

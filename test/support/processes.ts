@@ -31,8 +31,8 @@ export interface Finished {
 
 const running = new Set<ChildProcess>();
 
-function start(command: string, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
-  const child = spawn(command, args, { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+function start(command: string, args: string[], env: NodeJS.ProcessEnv, cwd = projectRoot): ChildProcess {
+  const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   running.add(child);
   child.once('exit', () => running.delete(child));
   return child;
@@ -51,14 +51,15 @@ export function stopAll(): void {
   for (const child of running) killGroup(child, 'SIGKILL');
 }
 
-/** Runs a command to its end and returns its exit code and output. */
+/** Runs a command to its end (in the project, or in `cwd`) and returns its exit code and output. */
 export function run(
   command: string,
   args: string[],
   settings: Record<string, string | undefined>,
   timeoutMs = 60_000,
+  cwd?: string,
 ): Promise<Finished> {
-  const child = start(command, args, commandEnv(settings));
+  const child = start(command, args, commandEnv(settings), cwd);
   let stdout = '';
   let stderr = '';
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
