@@ -97,6 +97,7 @@ export const builder = new SchemaBuilder<{
     nodeTypeOptions: { description: 'An object a client can find again by its global id (nodeId), as Relay refetches it.' },
     nodeQueryOptions: {
       description: 'The object with this global id (a nodeId), or null when there is none. An order needs orders:read.',
+      args: { id: { description: 'A global id, as a nodeId field gave it.' } },
       extensions: { plannedRead: { kind: 'node', list: false } },
       resolve: (_root, { id }, ctx, _info, resolveNode) => {
         authorizeNode(ctx.principal, id.typename);
@@ -106,6 +107,7 @@ export const builder = new SchemaBuilder<{
     nodesQueryOptions: {
       description: `The objects with these global ids, in their order, null where there is none (at most ${MAX_NODES}). An order needs orders:read.`,
       ...costs({ list: { assumedSize: MAX_NODES } }),
+      args: { ids: { description: `Global ids, as nodeId fields gave them; at most ${MAX_NODES}.` } },
       extensions: { plannedRead: { kind: 'node', list: true } },
       resolve: (_root, { ids }, ctx, _info, resolveNodes) => {
         checkNodeCount(ids);
