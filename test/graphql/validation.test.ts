@@ -345,3 +345,18 @@ describe('requests GraphQL itself refuses', () => {
     });
   }
 });
+
+describe('fields that cannot be merged', () => {
+  it('are one error, where it is, however many rule sets look for it', async () => {
+    // @defer and @stream bring their own overlapping-fields rule in place of graphql-js's.
+    const response = await gateway.graphql('{ pets(first: 1) { totalCount } pets: categories(first: 1) { totalCount } }');
+    expect(response.data ?? null).toBeNull();
+    expect(response.errors).toEqual([
+      expect.objectContaining({
+        message: 'Fields "pets" conflict because "pets" and "categories" are different fields. Use different aliases on the fields to fetch both if this was intentional.',
+        locations: [{ line: 1, column: 3 }, { line: 1, column: 33 }],
+        extensions: expect.objectContaining({ code: 'VALIDATION_FAILED' }),
+      }),
+    ]);
+  });
+});

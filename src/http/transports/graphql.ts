@@ -1,5 +1,4 @@
 import type { Context } from 'hono';
-import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import type { DocumentNode, GraphQLSchema } from 'graphql';
 import type { GatewaySettings } from '../../config.js';
 import { boundedCache } from '../../observability/caches.js';
@@ -16,6 +15,7 @@ import { servedSchema } from '../../schema/index.js';
 import { useDeprecationNotice } from '../plugins/use-deprecation-notice.js';
 import { useErrorMasking } from '../plugins/use-error-masking.js';
 import { useGraphiQL } from '../plugins/use-graphiql.js';
+import { useIncrementalDelivery } from '../plugins/use-incremental-delivery.js';
 import { useOperationObserver } from '../plugins/use-operation-observer.js';
 import { useOperationSpans } from '../plugins/use-operation-spans.js';
 import { useReadRouting } from '../plugins/use-read-routing.js';
@@ -155,7 +155,7 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
       useRequestChecks({ maxBatch: settings.limits.maxBatch }),
       ...(options.trustedDocuments ? [useTrustedDocuments({ ...options.trustedDocuments, caches: options.metrics.caches })] : []),
       // @defer and @stream, answered incrementally over multipart/mixed and SSE.
-      validation.firstOnly(useDeferStream()),
+      validation.firstOnly(useIncrementalDelivery()),
       validation.firstOnly(useQueryLimits(settings.limits, settings.introspection)),
       useDemandControl(options.demand),
       useRoundedIdRefusal(),
