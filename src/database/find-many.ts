@@ -17,7 +17,7 @@ import { directAccessOf, type PrismaClient, runOnPool } from './client.js';
  * to-one relations, to-many pages (where, orderBy, take, skip) and `_count` of
  * relations, nested to any depth; a root cursor over an order that ends with
  * the cursor's column; `where` of equalities, `null`, `in` and `contains`. Anything
- * else throws `Unsupported`, and the caller reads through Prisma as before.
+ * else throws `Unsupported`, and the caller reads through Prisma.
  * The semantics are Prisma's own (its cursor predicate, a negative `take` read
  * backwards and turned round), and the tests compare every planned answer
  * with Prisma's field-by-field one.

@@ -58,11 +58,14 @@ const TAKES_JSON = /\*\/\*|application\/(graphql-response\+)?json/;
 export function useGraphiQL(endpoint: string, options: GraphiQLOptions, served = true): Plugin<object, RequestContext> {
   if (!served) {
     return {
-      onRequest({ request, url, fetchAPI, endResponse, serverContext }) {
-        if (request.method !== 'GET' || url.searchParams.has('query')) return;
+      // The payload's url is parsed when first read: only once the request is a browser's GET.
+      onRequest(payload) {
+        const { request, fetchAPI, endResponse, serverContext } = payload;
+        if (request.method !== 'GET') return;
         const accept = request.headers.get('accept') ?? '';
         if (!accept.includes('text/html') || !TAKES_JSON.test(accept)) return;
-        if (url.pathname !== endpoint && url.pathname !== `${endpoint}/`) return;
+        const { url } = payload;
+        if (url.searchParams.has('query') || (url.pathname !== endpoint && url.pathname !== `${endpoint}/`)) return;
         const error = new DomainError(
           'VALIDATION_FAILED',
           `No GraphQL query in this request. GraphiQL is not served here (GRAPHIQL=false, the default in production); ` +
@@ -88,9 +91,11 @@ export function useGraphiQL(endpoint: string, options: GraphiQLOptions, served =
       return { html, policy: graphiqlContentSecurityPolicy(html) };
     }));
   return {
-    // Not async: every other request passes this hook, and leaves it at once.
-    onRequest({ request, url, fetchAPI, endResponse }) {
+    // Not async, and the url (parsed when first read) left alone: every other request passes this hook.
+    onRequest(payload) {
+      const { request, fetchAPI, endResponse } = payload;
       if (request.method !== 'GET' || !request.headers.get('accept')?.includes('text/html')) return;
+      const { url } = payload;
       if (url.pathname !== endpoint && url.pathname !== `${endpoint}/`) return;
       return rendered().then(({ html, policy }) =>
         endResponse(

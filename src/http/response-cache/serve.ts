@@ -52,7 +52,7 @@ export async function answerWithCache(
   try {
     const response = await yoga.handle(forward(), { ...serverContext, ...(lookup.kind === 'miss' ? { cacheNote: note } : {}) });
     const contentType = response.headers.get('content-type') ?? '';
-    if (!isWholeAnswer(contentType)) return response;
+    if (!isWholeAnswer(contentType)) return passOn(c, response);
     const text = await response.text();
     if (note.tags && response.status === 200) {
       kept = { body: text, status: response.status, contentType, operation: serverContext.trace?.operation, tags: note.tags };

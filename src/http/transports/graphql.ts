@@ -28,7 +28,7 @@ import { mayBeCached, useResponseCache } from '../response-cache/use-response-ca
 import { useWriteTags, type WriteListener } from '../dependency-tags/use-write-tags.js';
 import type { LiveQueries } from '../live-queries/store.js';
 import { isLiveOperation, useLiveQueries } from '../live-queries/use-live-queries.js';
-import { passOn } from '../answer.js';
+import { AnswerResponse, passOn } from '../answer.js';
 import type { CostBudget } from '../demand/budget.js';
 import type { DemandControl } from '../demand/control.js';
 import type { QueryPlans } from '../query-plans/plans.js';
@@ -121,10 +121,8 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
       pubsub: options.events.pubsub,
       legacy: options.legacy,
     }),
-    // Node's own Fetch API, not yoga's ponyfill: Hono re-wraps yoga's response in a native
-    // Response, and a ponyfill stream body in there crashes the process (undici's
-    // ReadableStreamFrom) when an SSE client goes away.
-    fetchAPI: { Request, Response, Headers, ReadableStream, TextEncoder, TextDecoder },
+    // Node's own Fetch API, not yoga's ponyfill, but for answers given whole (AnswerResponse).
+    fetchAPI: { Request, Response: AnswerResponse, Headers, ReadableStream, TextEncoder, TextDecoder },
     // Served by useGraphiQL, with its content security policy.
     graphiql: false,
     // CORS is the gateway's (the CORS_ORIGINS setting); yoga's own would let any origin in.
