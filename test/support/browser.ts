@@ -1,4 +1,8 @@
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import { chromium } from 'playwright-core';
 
 /**
@@ -30,4 +34,23 @@ export function launchChromium() {
       '--disable-sync',
     ],
   });
+}
+
+/** A built app's folder (index.html and its bundle) served on a free port, as any static host would. */
+export async function serveBuiltApp(dist: string): Promise<{ origin: string; close(): Promise<void> }> {
+  const server = createServer(async (request, response) => {
+    const file = path.join(dist, new URL(request.url ?? '/', 'http://x').pathname.replace(/^\/$/, '/index.html'));
+    try {
+      const body = await readFile(file);
+      const type = file.endsWith('.js') ? 'text/javascript' : file.endsWith('.html') ? 'text/html' : 'application/octet-stream';
+      response.writeHead(200, { 'content-type': type }).end(body);
+    } catch {
+      response.writeHead(404).end();
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }

@@ -1,12 +1,10 @@
-import { mkdir, readFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanUp, migratedDatabase, startProcess } from '../support/operations.js';
 import { testToken } from '../support/tokens.js';
-import { chromiumAvailable, launchChromium } from '../support/browser.js';
+import { chromiumAvailable, launchChromium, serveBuiltApp } from '../support/browser.js';
 import { type GatewayProcess, projectRoot, run } from '../support/processes.js';
 
 /**
@@ -23,28 +21,11 @@ const haveChromium = chromiumAvailable("the example app's browser test");
 
 const example = path.join(projectRoot, 'examples/web');
 const screenshots = path.join(projectRoot, 'test/web/screenshots');
-let staticServer: Server | undefined;
+let staticServer: Awaited<ReturnType<typeof serveBuiltApp>> | undefined;
 let appUrl: string;
 let gateway: GatewayProcess | undefined;
 let browser: Browser | undefined;
 let token: string;
-
-/** Serves the built app (examples/web/dist), as any static host would. */
-async function serveApp(): Promise<string> {
-  const dist = path.join(example, 'dist');
-  staticServer = createServer(async (request, response) => {
-    const file = path.join(dist, new URL(request.url ?? '/', 'http://x').pathname.replace(/^\/$/, '/index.html'));
-    try {
-      const body = await readFile(file);
-      const type = file.endsWith('.js') ? 'text/javascript' : file.endsWith('.html') ? 'text/html' : 'application/octet-stream';
-      response.writeHead(200, { 'content-type': type }).end(body);
-    } catch {
-      response.writeHead(404).end();
-    }
-  });
-  await new Promise<void>((resolve) => staticServer!.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${(staticServer.address() as AddressInfo).port}`;
-}
 
 beforeAll(async () => {
   if (!haveChromium) return;
@@ -57,7 +38,8 @@ beforeAll(async () => {
     const built = await run(command, [...args], {}, 120_000);
     expect(built.code, `${command} ${args.join(' ')}:\n${built.stdout}${built.stderr}`).toBe(0);
   }
-  const origin = await serveApp();
+  staticServer = await serveBuiltApp(path.join(example, 'dist'));
+  const origin = staticServer.origin;
   const database = await migratedDatabase();
   const category = await database.prisma.category.create({ data: { name: 'Dogs' } });
   // Dog 3 is sold, Dog 4 was never stocked, Dog 5 has one left; the others have 3 each.
@@ -81,7 +63,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await gateway?.stop();
-  await new Promise((resolve) => (staticServer ? staticServer.close(resolve) : resolve(undefined)));
+  await staticServer?.close();
   await cleanUp();
 });
 

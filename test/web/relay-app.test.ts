@@ -1,12 +1,10 @@
 import { mkdir, readFile, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanUp, migratedDatabase } from '../support/operations.js';
 import { testToken } from '../support/tokens.js';
-import { chromiumAvailable, launchChromium } from '../support/browser.js';
+import { chromiumAvailable, launchChromium, serveBuiltApp } from '../support/browser.js';
 import { type GatewayProcess, projectRoot, run } from '../support/processes.js';
 import { startProcess } from '../support/operations.js';
 
@@ -23,29 +21,12 @@ const haveChromium = chromiumAvailable("the Relay example's browser test");
 
 const example = path.join(projectRoot, 'examples/relay');
 const screenshots = path.join(projectRoot, 'test/web/screenshots');
-let staticServer: Server | undefined;
+let staticServer: Awaited<ReturnType<typeof serveBuiltApp>> | undefined;
 let appUrl: string;
 let gateway: GatewayProcess | undefined;
 let browser: Browser | undefined;
 let prisma: Awaited<ReturnType<typeof migratedDatabase>>['prisma'];
 const petIds: bigint[] = [];
-
-/** Serves the built app (examples/relay/dist), as any static host would. */
-async function serveApp(): Promise<string> {
-  const dist = path.join(example, 'dist');
-  staticServer = createServer(async (request, response) => {
-    const file = path.join(dist, new URL(request.url ?? '/', 'http://x').pathname.replace(/^\/$/, '/index.html'));
-    try {
-      const body = await readFile(file);
-      const type = file.endsWith('.js') ? 'text/javascript' : file.endsWith('.html') ? 'text/html' : 'application/octet-stream';
-      response.writeHead(200, { 'content-type': type }).end(body);
-    } catch {
-      response.writeHead(404).end();
-    }
-  });
-  await new Promise<void>((resolve) => staticServer!.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${(staticServer.address() as AddressInfo).port}`;
-}
 
 /** relay-compiler, as the example's own folder runs it (its config names paths from there). */
 const compileRelay = (...args: string[]) => run('npx', ['relay-compiler', ...args], {}, 120_000, example);
@@ -82,7 +63,8 @@ beforeAll(async () => {
     const built = await run(command, [...args], {}, 180_000, cwd);
     expect(built.code, `${command} ${args.join(' ')}:\n${built.stdout}${built.stderr}`).toBe(0);
   }
-  const origin = await serveApp();
+  staticServer = await serveBuiltApp(path.join(example, 'dist'));
+  const origin = staticServer.origin;
   const database = await migratedDatabase();
   prisma = database.prisma;
   const dogs = await prisma.category.create({ data: { name: 'Dogs' } });
@@ -103,7 +85,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await gateway?.stop();
-  await new Promise((resolve) => (staticServer ? staticServer.close(resolve) : resolve(undefined)));
+  await staticServer?.close();
   await cleanUp();
 });
 
