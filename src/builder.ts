@@ -8,8 +8,8 @@ import { DateTimeResolver } from 'graphql-scalars';
 import './pothos-plugins/int64-ids.js';
 import './pothos-plugins/paging.js';
 import { type Principal, requireScope, type Scope } from './auth/scopes.js';
-import { authorizeNode, checkNodeCount, decodeNodeId, encodeNodeId, MAX_NODES, NODE_ID_FIELD } from './schema/global-ids.js';
-import { costs } from './schema/cost.js';
+import { authorizeNode, checkNodeCount, decodeNodeId, encodeNodeId, MAX_NODES, NODE_ID_FIELD } from './pothos-plugins/global-ids.js';
+import { costs } from './pothos-plugins/cost.js';
 import type { PrismaClient } from './database/client.js';
 import type { EventPublisher } from './domain/events.js';
 import type { Lookups } from './domain/lookups.js';
@@ -49,7 +49,7 @@ export const builder = new SchemaBuilder<{
   };
   Directives: {
     stability: { locations: 'FIELD_DEFINITION'; args: { level: StabilityLevel } };
-    // The GraphQL Cost Directives (IBM's specification, as Apollo, Cosmo, Grafbase and Hive read them): src/schema/cost.ts.
+    // The GraphQL Cost Directives (IBM's specification, as Apollo, Cosmo, Grafbase and Hive read them): src/pothos-plugins/cost.ts.
     cost: { locations: 'FIELD_DEFINITION' | 'ARGUMENT_DEFINITION' | 'OBJECT'; args: { weight: number } };
     listSize: {
       locations: 'FIELD_DEFINITION';
@@ -88,7 +88,7 @@ export const builder = new SchemaBuilder<{
   relay: {
     clientMutationId: 'omit',
     cursorType: 'String',
-    // Global object identification (src/schema/global-ids.ts): `id` stays the spec's int64 id, so the
+    // Global object identification (src/pothos-plugins/global-ids.ts): `id` stays the spec's int64 id, so the
     // global id is `nodeId` (Relay: schemaConfig.nodeInterfaceIdField).
     idFieldName: NODE_ID_FIELD,
     idFieldOptions: { description: 'A global id of this object, for node(id:) and Relay: opaque, unique across every type.' },

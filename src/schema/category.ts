@@ -1,14 +1,14 @@
 import { scopes } from '../auth/scopes.js';
 import { builder } from '../builder.js';
-import { globalId } from './global-ids.js';
+import { globalId } from '../pothos-plugins/global-ids.js';
 import { createCategory, deleteCategory, updateCategory } from '../domain/catalog.js';
 import { PetConnection } from './pet.js';
 import { plannedList, plannedLookup } from './plans.js';
-import { costs, PAGE, WRITE } from './cost.js';
+import { costs, PAGE, WRITE } from '../pothos-plugins/cost.js';
 import { changes, int64Id, pagedById, pageSizes, sharedConnection } from './shared.js';
 
 export const Category = builder.prismaNode('Category', {
-  // Its global id (nodeId) is made of id (src/schema/global-ids.ts); the plans make it the same way.
+  // Its global id (nodeId) is made of id (src/pothos-plugins/global-ids.ts); the plans make it the same way.
   id: { field: 'id', ...globalId('Category', 'id') },
   // node(id:) and nodes(ids:) answer null for an id with no row, as the spec asks.
   nullable: true,

@@ -19,7 +19,7 @@ import './inventory.js';
 import './order.js';
 import './pet.js';
 import { withContractVersion } from './contract-version.js';
-import { costDirective, listSizeDirective } from './cost.js';
+import { costDirective, listSizeDirective } from '../pothos-plugins/cost.js';
 import { toSubgraphSchema, withoutFederationDirectives } from './federation.js';
 
 builder.queryType({ description: 'Reads: the catalogue, stock and orders.' });

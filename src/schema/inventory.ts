@@ -1,16 +1,16 @@
 import { scopes } from '../auth/scopes.js';
 import { builder } from '../builder.js';
-import { globalId } from './global-ids.js';
+import { globalId } from '../pothos-plugins/global-ids.js';
 import { inventorySummary, type StatusTotal, updateInventory } from '../domain/stock.js';
 import type { PetStatus as PetStatusValue } from '../generated/prisma/enums.js';
 import { PetStatus } from './pet.js';
 import { plannedList, plannedLookup } from './plans.js';
-import { costs, PAGE, WRITE } from './cost.js';
+import { costs, PAGE, WRITE } from '../pothos-plugins/cost.js';
 import { changes, int64Id, pageSizes, sharedConnection, stability } from './shared.js';
 import { TOLD_BY_EVENTS } from '../domain/changes.js';
 
 export const InventoryItem = builder.prismaNode('InventoryItem', {
-  // Its global id (nodeId) is made of petId (src/schema/global-ids.ts); the plans make it the same way.
+  // Its global id (nodeId) is made of petId (src/pothos-plugins/global-ids.ts); the plans make it the same way.
   id: { field: 'petId', ...globalId('InventoryItem', 'petId') },
   // node(id:) and nodes(ids:) answer null for an id with no row, as the spec asks.
   nullable: true,

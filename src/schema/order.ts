@@ -1,15 +1,15 @@
 import { scopes } from '../auth/scopes.js';
 import { builder } from '../builder.js';
-import { globalId } from './global-ids.js';
+import { globalId } from '../pothos-plugins/global-ids.js';
 import { orderFilter } from '../domain/queries.js';
 import { cancelOrder, completeOrder, type OrderInput, placeOrder } from '../domain/stock.js';
 import { plannedList, plannedLookup, plannedWrite, type WriteContext } from './plans.js';
-import { costs, PAGE, WRITE } from './cost.js';
+import { costs, PAGE, WRITE } from '../pothos-plugins/cost.js';
 import { changes, int64Id, pageSizes, sharedConnection } from './shared.js';
 import { TOLD_BY_EVENTS } from '../domain/changes.js';
 
 export const Order = builder.prismaNode('Order', {
-  // Its global id (nodeId) is made of id (src/schema/global-ids.ts); the plans make it the same way.
+  // Its global id (nodeId) is made of id (src/pothos-plugins/global-ids.ts); the plans make it the same way.
   id: { field: 'id', ...globalId('Order', 'id') },
   // node(id:) and nodes(ids:) answer null for an id with no row, as the spec asks.
   nullable: true,

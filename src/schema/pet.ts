@@ -1,13 +1,13 @@
 import { metricsClient, scopes } from '../auth/scopes.js';
 import { builder } from '../builder.js';
-import { globalId } from './global-ids.js';
+import { globalId } from '../pothos-plugins/global-ids.js';
 import { createPet, deletePet, updatePet } from '../domain/catalog.js';
 import { containsText } from '../domain/queries.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { DEFAULT_LEGACY_SUNSET_DATE, LEGACY_FIELD, legacyLookupDeprecation } from '../legacy.js';
 import { OrderConnection } from './order.js';
 import { plannedList, plannedLookup } from './plans.js';
-import { costs, PAGE, WRITE } from './cost.js';
+import { costs, PAGE, WRITE } from '../pothos-plugins/cost.js';
 import { changes, int64Id, pagedById, pageSizes, sharedConnection } from './shared.js';
 
 export const PetStatus = builder.enumType('PetStatus', {
@@ -20,7 +20,7 @@ export const PetStatus = builder.enumType('PetStatus', {
 });
 
 export const Pet = builder.prismaNode('Pet', {
-  // Its global id (nodeId) is made of id (src/schema/global-ids.ts); the plans make it the same way.
+  // Its global id (nodeId) is made of id (src/pothos-plugins/global-ids.ts); the plans make it the same way.
   id: { field: 'id', ...globalId('Pet', 'id') },
   // node(id:) and nodes(ids:) answer null for an id with no row, as the spec asks.
   nullable: true,

@@ -40,7 +40,7 @@ export type PlannedRead =
       batched: boolean;
     }
   | {
-      /** node(id:) or nodes(ids:): objects of any Node type by their global ids (src/schema/global-ids.ts). */
+      /** node(id:) or nodes(ids:): objects of any Node type by their global ids (src/pothos-plugins/global-ids.ts). */
       kind: 'node';
       list: boolean;
     };

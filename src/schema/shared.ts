@@ -2,7 +2,7 @@ import type { ObjectRef, SchemaTypes } from '@pothos/core';
 import { builder, type StabilityLevel } from '../builder.js';
 import type { ChangeDeclaration } from '../domain/changes.js';
 import { checkPageSize, type PageArgs, pageSize } from '../pothos-plugins/paging.js';
-import { COUNT, costs } from './cost.js';
+import { COUNT, costs } from '../pothos-plugins/cost.js';
 import { plannedRelatedList } from './plans.js';
 
 /** Every list's page sizes: 20 unless asked, at most 100 (the arguments are checked by the paging plugin). */

@@ -25,7 +25,7 @@ import { DomainError, validationFailed } from '../../errors.js';
 import { boundedCache, type CacheMetrics } from '../../observability/caches.js';
 
 /*
- * The static analysis of the GraphQL Cost Directives (src/schema/cost.ts), as IBM's specification
+ * The static analysis of the GraphQL Cost Directives (src/pothos-plugins/cost.ts), as IBM's specification
  * and the routers that implement it compute it:
  *
  * - a field costs its `@cost` weight, else its type's `@cost` weight, else 1 for an object (or

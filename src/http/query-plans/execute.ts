@@ -7,7 +7,7 @@ import { findMany } from '../../database/find-many.js';
 import type { Lookups } from '../../domain/lookups.js';
 import type { Principal } from '../../auth/scopes.js';
 import { checkPageSize, type PageArgs } from '../../pothos-plugins/paging.js';
-import { authorizeNode, checkNodeCount, nodeTypes } from '../../schema/global-ids.js';
+import { authorizeNode, checkNodeCount, nodeTypes } from '../../pothos-plugins/global-ids.js';
 import { delegateOf, type ListRead, type PlannedRead, type WriteContext } from '../../schema/plans.js';
 import type { ConnectionPlan, FieldPlan, ObjectPlan, Plan, RootPlan } from './compile.js';
 import { argumentsOf } from './schema-facts.js';
@@ -32,7 +32,7 @@ export interface PlanRequest {
   ownStatements: boolean;
   /** A mutation's: the primary's client, and where its events go. */
   write?: WriteContext;
-  /** Who asks: what node(id:) may give them (src/schema/global-ids.ts). */
+  /** Who asks: what node(id:) may give them (src/pothos-plugins/global-ids.ts). */
   principal: Principal;
 }
 
@@ -192,7 +192,7 @@ async function rootValue(pass: Pass, request: PlanRequest, field: RootPlan): Pro
   return shapeConnection(pass, field.connection, read, args as PageArgs, page.take, rows, totalCount);
 }
 
-/** A global id as node(id:)'s argument gives it, decoded (src/schema/global-ids.ts). */
+/** A global id as node(id:)'s argument gives it, decoded (src/pothos-plugins/global-ids.ts). */
 interface GlobalId {
   typename: string;
   id: string;

@@ -39,7 +39,7 @@ export function relationOf(field: GraphQLField<unknown, unknown>): string | unde
  */
 export function rowReaderOf(field: GraphQLField<unknown, unknown>): ((row: Row) => unknown) | undefined {
   const extensions = field.extensions as Extensions;
-  // Declared beside the field for plans (a global id: src/schema/global-ids.ts).
+  // Declared beside the field for plans (a global id: src/pothos-plugins/global-ids.ts).
   if (typeof extensions?.plannedRow === 'function') return extensions.plannedRow as (row: Row) => unknown;
   const exposed = extensions?.pothosExposedField;
   if (typeof exposed === 'string') return (row) => row[exposed];

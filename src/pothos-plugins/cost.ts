@@ -1,5 +1,5 @@
 import { DirectiveLocation, GraphQLBoolean, GraphQLDirective, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLString } from 'graphql';
-import { pageSize } from '../pothos-plugins/paging.js';
+import { pageSize } from './paging.js';
 
 /*
  * The GraphQL Cost Directives (IBM's GraphQL Cost Directive specification, which Apollo's demand
