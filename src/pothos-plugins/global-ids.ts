@@ -21,12 +21,14 @@ export interface NodeType {
   scope?: Scope;
 }
 
-export const nodeTypes: Readonly<Record<string, NodeType>> = {
+const NODE_TYPES = {
   Pet: { model: 'pet', key: 'id' },
   Category: { model: 'category', key: 'id' },
   Order: { model: 'order', key: 'id', scope: scopes.readOrders },
   InventoryItem: { model: 'inventoryItem', key: 'petId' },
-};
+} as const satisfies Record<string, NodeType>;
+
+export const nodeTypes: Readonly<Record<string, NodeType>> = NODE_TYPES;
 
 /** The largest number of global ids `nodes(ids:)` takes at once. */
 export const MAX_NODES = 100;
@@ -63,9 +65,10 @@ export function authorizeNode(principal: Principal, typename: string): void {
 }
 
 /**
- * The options of a Node type's global id field: how a plan makes it from the row (the column the
- * type's global id is made of), as the field's resolver does. Spread into prismaNode's `id`.
+ * A Node type's global id field, prismaNode's `id`: made of the column its type declares above, by
+ * the field's resolver and by a plan from the row alike.
  */
-export function globalId(typename: string, key: string) {
-  return { extensions: { plannedRow: (row: Record<string, unknown>) => encodeNodeId(typename, row[key] as bigint) } };
+export function globalId<T extends keyof typeof NODE_TYPES>(typename: T) {
+  const key: (typeof NODE_TYPES)[T]['key'] = NODE_TYPES[typename].key;
+  return { field: key, extensions: { plannedRow: (row: Record<string, unknown>) => encodeNodeId(typename, row[key] as bigint) } };
 }

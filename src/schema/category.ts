@@ -8,8 +8,8 @@ import { costs, PAGE, WRITE } from '../pothos-plugins/cost.js';
 import { changes, int64Id, pagedById, pageSizes, sharedConnection } from './shared.js';
 
 export const Category = builder.prismaNode('Category', {
-  // Its global id (nodeId) is made of id (src/pothos-plugins/global-ids.ts); the plans make it the same way.
-  id: { field: 'id', ...globalId('Category', 'id') },
+  // Its global id (nodeId) is made of id (src/pothos-plugins/global-ids.ts), by its resolver and the plans alike.
+  id: globalId('Category'),
   // node(id:) and nodes(ids:) answer null for an id with no row, as the spec asks.
   nullable: true,
   description: 'A kind of animal, such as dogs, cats or rabbits.',

@@ -10,8 +10,8 @@ import { changes, int64Id, pageSizes, sharedConnection, stability } from './shar
 import { TOLD_BY_EVENTS } from '../domain/changes.js';
 
 export const InventoryItem = builder.prismaNode('InventoryItem', {
-  // Its global id (nodeId) is made of petId (src/pothos-plugins/global-ids.ts); the plans make it the same way.
-  id: { field: 'petId', ...globalId('InventoryItem', 'petId') },
+  // Its global id (nodeId) is made of petId (src/pothos-plugins/global-ids.ts), by its resolver and the plans alike.
+  id: globalId('InventoryItem'),
   // node(id:) and nodes(ids:) answer null for an id with no row, as the spec asks.
   nullable: true,
   description: 'The stock of one pet.',

@@ -9,8 +9,8 @@ import { changes, int64Id, pageSizes, sharedConnection } from './shared.js';
 import { TOLD_BY_EVENTS } from '../domain/changes.js';
 
 export const Order = builder.prismaNode('Order', {
-  // Its global id (nodeId) is made of id (src/pothos-plugins/global-ids.ts); the plans make it the same way.
-  id: { field: 'id', ...globalId('Order', 'id') },
+  // Its global id (nodeId) is made of id (src/pothos-plugins/global-ids.ts), by its resolver and the plans alike.
+  id: globalId('Order'),
   // node(id:) and nodes(ids:) answer null for an id with no row, as the spec asks.
   nullable: true,
   description: 'An order for a pet. The spec makes every field optional; here id and petId are always set.',

@@ -20,8 +20,8 @@ export const PetStatus = builder.enumType('PetStatus', {
 });
 
 export const Pet = builder.prismaNode('Pet', {
-  // Its global id (nodeId) is made of id (src/pothos-plugins/global-ids.ts); the plans make it the same way.
-  id: { field: 'id', ...globalId('Pet', 'id') },
+  // Its global id (nodeId) is made of id (src/pothos-plugins/global-ids.ts), by its resolver and the plans alike.
+  id: globalId('Pet'),
   // node(id:) and nodes(ids:) answer null for an id with no row, as the spec asks.
   nullable: true,
   description: 'An animal in the store. Every pet belongs to a category.',

@@ -8,7 +8,7 @@ import type { Lookups } from '../../domain/lookups.js';
 import type { Principal } from '../../auth/scopes.js';
 import { checkPageSize, type PageArgs } from '../../pothos-plugins/paging.js';
 import { authorizeNode, checkNodeCount, nodeTypes } from '../../pothos-plugins/global-ids.js';
-import { delegateOf, type ListRead, type PlannedRead, type WriteContext } from '../../schema/plans.js';
+import { delegateOf, type ListRead, type Model, type PlannedRead, type WriteContext } from '../../schema/plans.js';
 import type { ConnectionPlan, FieldPlan, ObjectPlan, Plan, RootPlan } from './compile.js';
 import { argumentsOf } from './schema-facts.js';
 
@@ -169,8 +169,7 @@ async function rootValue(pass: Pass, request: PlanRequest, field: RootPlan): Pro
   if (field.kind === 'lookup' && read.kind === 'lookup') {
     // Worked out before the read joins other requests' lookups: a bad argument is this request's alone.
     const query = { select: selectOf(pass, field.object), where: read.where(args) };
-    const find = () => delegateOf(request.prisma, read.model).findUnique(query);
-    const row = await (!read.batched ? find() : request.ownStatements ? findByKey(request.prisma, read.model, query.select, query.where) : request.lookups(find));
+    const row = await (read.batched ? lookUp(request, read.model, query.select, query.where) : delegateOf(request.prisma, read.model).findUnique(query));
     if (row === null) {
       if (!field.nullable) throw new Error(`${field.key} found nothing`);
       return null;
@@ -205,10 +204,18 @@ async function nodeOf(pass: Pass, request: PlanRequest, objects: ReadonlyMap<str
   if (!type || !object) throw new Error(`no Node type ${typename}`);
   const select = selectOf(pass, object);
   const where = { [type.key]: BigInt(id) };
-  const row = request.ownStatements
-    ? await findByKey(request.prisma, type.model, select, where)
-    : await request.lookups(() => delegateOf(request.prisma, type.model).findUnique({ select, where }));
+  const row = await lookUp(request, type.model, select, where);
   return row === null ? null : shapeObject(pass, object, row);
+}
+
+/**
+ * One row by its key, read together with the other lookups of the same turn: by the gateway's own
+ * statement (find-by-key.ts), or through Prisma's findUnique batched by the request's lookups.
+ */
+function lookUp(request: PlanRequest, model: Model, select: Row, where: Row) {
+  return request.ownStatements
+    ? findByKey(request.prisma, model, select, where)
+    : request.lookups(() => delegateOf(request.prisma, model).findUnique({ select, where }));
 }
 
 /** A page of rows as @pothos/plugin-prisma's wrapConnectionResult makes it, shaped for the connection's selection. */
