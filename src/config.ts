@@ -163,7 +163,7 @@ const environmentSchema = z.object({
     .refine((value) => /^rediss?:\/\//.test(value) && URL.canParse(value), {
       error: 'REDIS_URL must be a Redis URL (redis://host:6379)',
     })
-    .optional().meta(about('Redis and events', 'Shares rate limits, subscription events and the response cache\'s write log between instances.', '(none: in process)')),
+    .optional().meta(about('Redis and events', 'Shares rate limits, subscription events, and the response cache\'s write log and answers between instances.', '(none: in process)')),
   REDIS_CONNECT_TIMEOUT_MS: wholeNumber('REDIS_CONNECT_TIMEOUT_MS', 50, 600_000).default(2_000).meta(about('Redis and events', 'Connecting to Redis.')),
   REDIS_COMMAND_TIMEOUT_MS: wholeNumber('REDIS_COMMAND_TIMEOUT_MS', 50, 600_000).default(500).meta(about('Redis and events', 'One Redis command. While Redis is away commands fail at once (no queue) and the client reconnects by itself.')),
   EVENTS_CHANNEL_PREFIX: z
@@ -210,7 +210,7 @@ const environmentSchema = z.object({
   MAX_TOKENS: wholeNumber('MAX_TOKENS', 10, 100_000).default(2_000).meta(about('Limits', 'Tokens in a document.')),
   MAX_COST: wholeNumber('MAX_COST', 1, 10_000_000).default(5_000).meta(about('Limits', 'The most an operation may cost, estimated from the schema\'s `@cost` and `@listSize` before it runs (page sizes from variables too); over it, `COST_LIMIT_EXCEEDED`. See api.md, "What a request costs".')),
   COST_BUDGET_CAPACITY: wholeNumber('COST_BUDGET_CAPACITY', 1, 100_000_000).default(10_000).meta(about('Limits', 'Each client\'s budget of cost points (a bucket that refills): an operation runs when the bucket holds its estimated cost, and spends its actual cost; when it does not, `429 THROTTLED` with `Retry-After`. At least MAX_COST.')),
-  COST_BUDGET_REFILL_PER_SECOND: positiveNumber('COST_BUDGET_REFILL_PER_SECOND', 0.001, 1_000_000).default(100).meta(about('Limits', 'Points each client\'s budget refills per second, up to its capacity.')),
+  COST_BUDGET_REFILL_PER_SECOND: positiveNumber('COST_BUDGET_REFILL_PER_SECOND', 0.001, 1_000_000_000).default(100).meta(about('Limits', 'Points each client\'s budget refills per second, up to its capacity.')),
   COST_BUDGET_ON_REDIS_FAILURE: z
     .enum(['local', 'allow', 'refuse'], { error: 'COST_BUDGET_ON_REDIS_FAILURE must be local, allow or refuse' })
     .default('local').meta(about('Limits', 'While Redis does not answer within `REDIS_COMMAND_TIMEOUT_MS`: `local` keeps each instance\'s own budgets, `allow` lets requests through unspent, `refuse` answers `503 UNAVAILABLE`.')),
@@ -378,8 +378,8 @@ export interface Limits {
 }
 
 /**
- * The response cache. Each instance keeps its own answers; the write log that
- * outdates them is shared through Redis when there is one, under `keyPrefix`.
+ * The response cache. Each instance keeps answers in memory; with Redis, the write log that outdates
+ * them and the answers themselves are shared there, under `keyPrefix`.
  */
 export interface ResponseCacheSettings {
   ttlMs: number;

@@ -107,7 +107,7 @@ export async function prepareBaseline(): Promise<BaselineBuild> {
     warnings.push(`The baseline runs on Node ${nodeVersion}, the current build on ${process.version}: part of any difference is Node's.`);
   }
   noteMigrationDifferences(dir);
-  return { ref, commit, dir, node, nodeVersion, settings: baselineConfig.settings, reused, ...built };
+  return { ref, commit, dir, node, nodeVersion, settings: { ...refillWithin(dir), ...baselineConfig.settings }, reused, ...built };
 }
 
 async function buildBaseline(ref: string, commit: string, dir: string): Promise<void> {
@@ -169,4 +169,14 @@ function noteMigrationDifferences(dir: string): void {
   const unknown = [...theirs].filter((name) => !ours.includes(name));
   if (newer.length) warnings.push(`The baseline runs on the work tree's database schema, with migrations it does not have: ${newer.join(', ')}.`);
   if (unknown.length) warnings.push(`The baseline has migrations the work tree does not, which the bench's database lacks: ${unknown.join(', ')}.`);
+}
+
+/**
+ * The bench lets budgets refill 1,000,000,000 points a second (servers.ts); a build from before that
+ * was allowed (its bound was 1,000,000) would refuse to start with it, so it gets its own bound.
+ */
+function refillWithin(dir: string): Record<string, string> {
+  const config = readFileSync(path.join(dir, 'dist/src/config.js'), 'utf8');
+  const bound = /'COST_BUDGET_REFILL_PER_SECOND', 0\.001, ([\d_]+)\)/.exec(config)?.[1]?.replaceAll('_', '');
+  return bound && Number(bound) < 1_000_000_000 ? { COST_BUDGET_REFILL_PER_SECOND: bound } : {};
 }

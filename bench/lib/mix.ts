@@ -280,8 +280,12 @@ export interface CellOptions {
   name?: string;
 }
 
-/** The mix on one server for `durationS`, from CLIENTS clients. */
-export async function runCell(server: ServerProcess, options: CellOptions): Promise<MixResult> {
+/**
+ * The mix on one server for `durationS`, from CLIENTS clients; given several instances of it, the
+ * clients take turns (client i sends to instance i mod n), and their CPU and lookups are summed.
+ */
+export async function runCell(server: ServerProcess | readonly ServerProcess[], options: CellOptions): Promise<MixResult> {
+  const instances = Array.isArray(server) ? server : [server as ServerProcess];
   const { target, resultName, durationS, sql, backend, data = benchMixData, ratePerSecond, observe, name = resultName } = options;
   const renames = new Renames();
   const rank = zipf(data.readPets.length, ZIPF_EXPONENT);
@@ -293,8 +297,8 @@ export async function runCell(server: ServerProcess, options: CellOptions): Prom
   let stale = 0;
   let checkedNames = 0;
   let ownWriteReads = 0;
-  const url = `${server.url}/graphql`;
-  const lookupsBefore = resultName === 'gateway-cached' ? await cacheLookups(server) : undefined;
+  const cached = resultName === 'gateway-cached' || resultName === 'gateway-cached-pair';
+  const lookupsBefore = cached ? await lookupsOf(instances) : undefined;
   const deadline = performance.now() + durationS * 1000;
 
   // The first error of each kind goes into the report's warnings: a wrong document shows at once.
@@ -312,7 +316,7 @@ export async function runCell(server: ServerProcess, options: CellOptions): Prom
     }
   };
 
-  const gatewayWrite = async (kind: string, random: () => number): Promise<string | undefined> => {
+  const gatewayWrite = async (url: string, kind: string, random: () => number): Promise<string | undefined> => {
     if (kind === 'rename') {
       const petId = popularPet(random);
       const version = renames.begin(petId);
@@ -378,6 +382,7 @@ export async function runCell(server: ServerProcess, options: CellOptions): Prom
   const interval = ratePerSecond ? (1000 * CLIENTS) / ratePerSecond : 0;
   const client = async (index: number) => {
     const random = seeded(SEED + index);
+    const url = `${instances[index % instances.length]!.url}/graphql`;
     let ownPet: string | undefined;
     let nextAt = performance.now() + (interval * index) / CLIENTS;
     while (performance.now() < deadline) {
@@ -394,7 +399,7 @@ export async function runCell(server: ServerProcess, options: CellOptions): Prom
       try {
         if (kind === 'rename' || kind === 'stock' || kind === 'order') {
           writes++;
-          ownPet = await gatewayWrite(kind, random);
+          ownPet = await gatewayWrite(url, kind, random);
           latencies.push(performance.now() - sentAt);
           observe?.(performance.now() - sentAt, errors + stale > problems);
           continue;
@@ -418,17 +423,17 @@ export async function runCell(server: ServerProcess, options: CellOptions): Prom
     }
   };
   const startedAt = performance.now();
-  const cpuBefore = cpuMs(server.pid);
+  const cpuBefore = cpuOf(instances);
   const selfBefore = process.cpuUsage();
   backend?.start();
   const sampler = setInterval(() => backend?.sample(), 1000);
   await Promise.all(Array.from({ length: CLIENTS }, (_, index) => client(index)));
   clearInterval(sampler);
   const postgresMs = backend?.available ? backend.elapsed() : null;
-  const cpuAfter = cpuMs(server.pid);
+  const cpuAfter = cpuOf(instances);
   const self = process.cpuUsage(selfBefore);
   const elapsedS = (performance.now() - startedAt) / 1000;
-  const lookupsAfter = lookupsBefore ? await cacheLookups(server) : undefined;
+  const lookupsAfter = lookupsBefore ? await lookupsOf(instances) : undefined;
   latencies.sort((a, b) => a - b);
   const at = (q: number) => Math.round((latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0) * 10) / 10;
   const hits = lookupsBefore && lookupsAfter ? lookupsAfter.hits - lookupsBefore.hits : 0;
@@ -463,13 +468,23 @@ export async function mixPass(databaseUrl: string, databaseName: string): Promis
     ? { REDIS_URL: redisUrl, EVENTS_CHANNEL_PREFIX: `bench:${randomUUID()}:` }
     : {};
   if (!shared.REDIS_URL) warnings.push(`mix: no Redis at ${redisUrl} (BENCH_REDIS_URL): the cached gateway kept its write log in memory`);
-  const servers: Array<[ServerProcess, Target, MixResult['server']]> = [
+  const cachedSettings = { RESPONSE_CACHE_TTL_MS: String(benchResponseCacheTtlMs), ...shared };
+  const servers: Array<[ServerProcess | ServerProcess[], Target, MixResult['server']]> = [
     [await startGateway(databaseUrl, 'gateway-mix', gatewayNodeArgs), 'gateway', 'gateway'],
-    [
-      await startGateway(databaseUrl, 'gateway-cached-mix', gatewayNodeArgs, { RESPONSE_CACHE_TTL_MS: String(benchResponseCacheTtlMs), ...shared }),
-      'gateway',
-      'gateway-cached',
-    ],
+    [await startGateway(databaseUrl, 'gateway-cached-mix', gatewayNodeArgs, cachedSettings), 'gateway', 'gateway-cached'],
+    // Two instances as a deployment runs them, sharing one Redis: an answer computed on one is a hit on the other.
+    ...(shared.REDIS_URL
+      ? [
+          [
+            [
+              await startGateway(databaseUrl, 'gateway-cached-mix-a', gatewayNodeArgs, cachedSettings),
+              await startGateway(databaseUrl, 'gateway-cached-mix-b', gatewayNodeArgs, cachedSettings),
+            ],
+            'gateway',
+            'gateway-cached-pair',
+          ] satisfies [ServerProcess[], Target, MixResult['server']],
+        ]
+      : []),
     [await startPostGraphile(databaseUrl, 'postgraphile-mix'), 'postgraphile', 'postgraphile'],
   ];
   const sql = new pg.Pool({ connectionString: databaseUrl, max: CLIENTS });
@@ -481,7 +496,7 @@ export async function mixPass(databaseUrl: string, databaseName: string): Promis
       const result = await runCell(server, { target, resultName: name, durationS: settings.durationS * 1.25, sql, backend });
       results.push(result);
       log(
-        `mix ${name.padEnd(15)} ${result.requestsPerSecond.toFixed(0).padStart(6)} req/s  p50 ${result.latencyMs.p50} ms  p99 ${result.latencyMs.p99} ms  ` +
+        `mix ${name.padEnd(19)} ${result.requestsPerSecond.toFixed(0).padStart(6)} req/s  p50 ${result.latencyMs.p50} ms  p99 ${result.latencyMs.p99} ms  ` +
           `writes ${result.writes}  errors ${result.errors}  stale ${result.stale} of ${result.checkedNames} names  ` +
           `cpu ${result.serverCpuMsPerRequest?.toFixed(2)} ms/req  pg ${result.postgresCpuMsPerRequest?.toFixed(2)} ms/req  ` +
           `load generator ${result.loadGeneratorCpuPercent.toFixed(0)}%` +
@@ -490,9 +505,25 @@ export async function mixPass(databaseUrl: string, databaseName: string): Promis
     }
   } finally {
     await sql.end();
-    for (const [server] of servers) await server.stop();
+    for (const [server] of servers) for (const instance of [server].flat()) await instance.stop();
   }
   return results;
+}
+
+/** CPU ms of every instance; undefined when one cannot be read. */
+function cpuOf(instances: readonly ServerProcess[]): number | undefined {
+  let total = 0;
+  for (const instance of instances) {
+    const ms = cpuMs(instance.pid);
+    if (ms === undefined) return undefined;
+    total += ms;
+  }
+  return total;
+}
+
+async function lookupsOf(instances: readonly ServerProcess[]) {
+  const each = await Promise.all(instances.map((instance) => cacheLookups(instance)));
+  return { hits: each.reduce((sum, one) => sum + one.hits, 0), misses: each.reduce((sum, one) => sum + one.misses, 0) };
 }
 
 export async function redisAnswers(url: string): Promise<boolean> {

@@ -88,7 +88,8 @@ export interface LiveResult {
 
 /** The realistic mix on one server (bench/lib/mix.ts). */
 export interface MixResult {
-  server: 'gateway' | 'gateway-cached' | 'postgraphile';
+  /** gateway-cached-pair: two cached instances sharing one Redis, half the clients on each. */
+  server: 'gateway' | 'gateway-cached' | 'gateway-cached-pair' | 'postgraphile';
   requests: number;
   requestsPerSecond: number;
   latencyMs: { p50: number; p99: number };
@@ -99,7 +100,7 @@ export interface MixResult {
   /** Pet names checked against acknowledged renames, and reads right after a client's own rename. */
   checkedNames: number;
   ownWriteReads: number;
-  /** The response cache's hits ÷ lookups over the cell (cached gateway only). */
+  /** The response cache's hits (another instance's answers included) ÷ lookups over the cell (cached gateways only). */
   hitShare: number | null;
   /** CPU per request of the server and of PostgreSQL; the load generator's share of all CPUs. */
   serverCpuMsPerRequest: number | null;
@@ -343,6 +344,15 @@ export function renderMarkdown(results: BenchResults): string {
       );
     }
     lines.push('');
+    const one = results.mix.find((result) => result.server === 'gateway-cached')?.hitShare;
+    const pair = results.mix.find((result) => result.server === 'gateway-cached-pair')?.hitShare;
+    if (one && pair !== undefined && pair !== null) {
+      lines.push(
+        `gateway-cached-pair is two cached instances sharing one Redis, five clients on each: their hit rate is ` +
+          `${fmt(pair / one, 2)}× one instance's (${fmt(pair * 100)}% against ${fmt(one * 100)}%).`,
+      );
+      lines.push('');
+    }
   }
 
   if (results.live?.length) {

@@ -121,7 +121,8 @@ function gatewayEnvironment(): NodeJS.ProcessEnv {
     RATE_LIMIT_REQUESTS: '1000000',
     RATE_LIMIT_WINDOW_SECONDS: '1',
     COST_BUDGET_CAPACITY: '100000000',
-    COST_BUDGET_REFILL_PER_SECOND: '1000000',
+    // Budgets that never run out: a cached cell serves thousands of answers a second, each paid for.
+    COST_BUDGET_REFILL_PER_SECOND: '1000000000',
   };
 }
 
@@ -282,7 +283,8 @@ export async function cacheLookups(server: ServerProcess) {
   const text = await (await fetch(`${server.url}/metrics`)).text();
   const count = (result: string) =>
     Number(new RegExp(`^petstore_response_cache_lookups_total\\{result="${result}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
-  return { hits: count('hit'), misses: count('miss') };
+  // An answer another instance computed (found in Redis) is a hit too.
+  return { hits: count('hit') + count('peer'), misses: count('miss') };
 }
 
 export async function startPostGraphile(url: string, name: string): Promise<ServerProcess> {

@@ -82,7 +82,7 @@ async function metric(name: string, baseUrl = gateway.baseUrl) {
   const line = text.split('\n').find((row) => row.startsWith(`${name} `));
   return Number(line?.split(' ')[1] ?? 0);
 }
-const lookups = (result: 'hit' | 'miss' | 'outdated' | 'shared') => metric(`petstore_response_cache_lookups_total{result="${result}"}`);
+const lookups = (result: 'hit' | 'peer' | 'miss' | 'outdated' | 'shared') => metric(`petstore_response_cache_lookups_total{result="${result}"}`);
 
 let categoryId = '';
 let emptyCategoryId = '';
@@ -471,5 +471,45 @@ describe('several instances (real processes on one database)', () => {
     // Kept on the reader: another pet, and a category answer that names no pet.
     expect(await read(reader, PET_NAME, { id: otherId })).toEqual({ pet: { name: 'Other' } });
     expect(await read(reader, CATEGORY_NAME, { id: categoryOfBoth })).toEqual({ category: { name: 'Shared' } });
+  });
+
+  it("an answer one instance computed is a hit on the others, until a write it depends on; each caller pays its cost", async () => {
+    const pet = await database.prisma.pet.create({ data: { name: 'Seen once', categoryId: BigInt(categoryOfBoth) } });
+    const variables = { id: String(pet.id) };
+    // The whole answer: its body, and `cost` (its extensions.cost).
+    const answer = (instance: GatewayProcess, token?: string) =>
+      postGraphQL<GraphQLAnswer<{ pet: { name: string } }>>(instance.baseUrl, { query: PET_NAME, variables }, token ? { authorization: `Bearer ${token}` } : {});
+    const read = async (instance: GatewayProcess) => (await answer(instance)).body;
+    const peerHits = async (instance: GatewayProcess) => metric('petstore_response_cache_lookups_total{result="peer"}', instance.baseUrl);
+    expect((await read(reader)).data).toEqual({ pet: { name: 'Seen once' } });
+    // Behind the gateways' backs: only an answer kept from before shows the old name.
+    await database.prisma.pet.update({ where: { id: pet.id }, data: { name: 'Changed in SQL' } });
+    const before = await peerHits(writer);
+    expect((await read(writer)).data).toEqual({ pet: { name: 'Seen once' } });
+    expect(await peerHits(writer)).toBe(before + 1);
+    // Kept there now: the next one is a hit of its own.
+    expect((await read(writer)).data).toEqual({ pet: { name: 'Seen once' } });
+    expect(await peerHits(writer)).toBe(before + 1);
+    // Without Redis, no other instance's answer: what the database holds.
+    expect((await read(isolated)).data).toEqual({ pet: { name: 'Changed in SQL' } });
+
+    // Each caller is charged the answer's cost and told its own budget left, not the one who computed it.
+    const scopes = [...allScopes, `peer:${randomUUID()}`];
+    const spender = await testToken(scopes, `spender-${randomUUID()}`);
+    const newcomer = await testToken(scopes, `newcomer-${randomUUID()}`);
+    expect((await postGraphQL(reader.baseUrl, { query: CATALOGUE }, { authorization: `Bearer ${spender}` })).body.errors).toBeUndefined();
+    const computed = await answer(reader, spender);
+    const taken = await answer(writer, newcomer);
+    expect(taken.body).toEqual(computed.body);
+    const actual = computed.cost?.actual ?? NaN;
+    expect(taken.cost).toEqual({ estimated: computed.cost?.estimated, actual, budgetLeft: 10_000 - actual });
+    expect(computed.cost?.budgetLeft).toBeLessThan(10_000 - actual);
+
+    // A write through the reader outdates what the writer took from it.
+    const renamed = `Renamed ${randomUUID().slice(0, 8)}`;
+    const rename = await postGraphQL(reader.baseUrl, { query: 'mutation ($id: ID!, $name: String!) { updatePet(id: $id, input: { name: $name }) { name } }', variables: { id: variables.id, name: renamed } }, { authorization: `Bearer ${await testToken()}` });
+    expect(rename.body.errors).toBeUndefined();
+    expect((await read(writer)).data).toEqual({ pet: { name: renamed } });
+    expect((await read(reader)).data).toEqual({ pet: { name: renamed } });
   });
 });

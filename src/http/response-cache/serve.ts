@@ -5,7 +5,7 @@ import { isWholeAnswer, passOn, wholeAnswer } from '../answer.js';
 import { type CostBudget, throttled } from '../demand/budget.js';
 import { refusal } from '../refusal.js';
 import type { CacheNote, GatewayEnv, RequestContext } from '../types.js';
-import type { Lookup, ResponseCache } from './store.js';
+import type { CachedAnswer, NewAnswer, ResponseCache } from './store.js';
 
 /** What serving needs of GraphQL: yoga, answering a request with the gateway's server context. */
 interface GraphQL {
@@ -43,19 +43,21 @@ export async function answerWithCache(
     if (serverContext.trace) serverContext.trace.operation = lookup.answer.operation;
     // Nothing runs, so no operation span: the request's server span says where its answer came from.
     trace.getActiveSpan()?.setAttribute('petstore.response_cache', 'hit');
-    const spent = budget && serverContext.demand ? await spendKept(lookup.answer.body, budget, serverContext.demand) : lookup.answer.body;
+    const spent = budget && serverContext.demand ? await spendKept(lookup.answer, budget, serverContext.demand) : lookup.answer.body;
     if (typeof spent !== 'string') return refusal(c, spent);
     return c.body(spent, lookup.answer.status as ContentfulStatusCode, { 'content-type': lookup.answer.contentType });
   }
   const note: CacheNote = {};
-  let kept: Parameters<Extract<Lookup, { kind: 'miss' }>['finish']>[0];
+  let kept: NewAnswer | undefined;
   try {
     const response = await yoga.handle(forward(), { ...serverContext, ...(lookup.kind === 'miss' ? { cacheNote: note } : {}) });
     const contentType = response.headers.get('content-type') ?? '';
     if (!isWholeAnswer(contentType)) return passOn(c, response);
     const text = await response.text();
-    if (note.tags && response.status === 200) {
-      kept = { body: text, status: response.status, contentType, operation: serverContext.trace?.operation, tags: note.tags };
+    // Kept with its cost found where demand control puts it: a hit is paid for without parsing the answer.
+    const cost = note.tags && response.status === 200 ? costIn(text) : undefined;
+    if (note.tags && cost) {
+      kept = { body: text, status: response.status, contentType, operation: serverContext.trace?.operation, tags: note.tags, cost };
     }
     return wholeAnswer(c, response, text);
   } finally {
@@ -68,13 +70,32 @@ export async function answerWithCache(
  * A kept answer is paid for as the answer it is: its actual cost is taken of this client's budget
  * (THROTTLED when the budget does not hold it), and its `extensions.cost` says this client's budget left.
  */
-async function spendKept(body: string, budget: CostBudget, demand: NonNullable<RequestContext['demand']>) {
-  const answer = JSON.parse(body) as { extensions?: { cost?: { estimated: number; actual: number; budgetLeft?: number } } };
-  const cost = answer.extensions?.cost;
-  if (!cost) return body;
+async function spendKept(answer: CachedAnswer, budget: CostBudget, demand: NonNullable<RequestContext['demand']>) {
+  const { cost } = answer;
   const taken = await budget.take(demand.client, cost.actual);
   demand.budget = taken;
   if (!taken.taken) return throttled(taken, cost.actual, budget.settings);
-  cost.budgetLeft = taken.remaining;
-  return JSON.stringify(answer);
+  const { estimated, actual } = cost;
+  return `${answer.body.slice(0, cost.at)}${JSON.stringify({ estimated, actual, budgetLeft: taken.remaining })}}}`;
+}
+
+const COST_EXTENSION = '"extensions":{"cost":';
+
+/**
+ * Where an answer says its cost: `extensions.cost`, which demand control puts last in every answer
+ * it settles (`…,"extensions":{"cost":{…}}}`). Undefined for an answer that says none, or not there
+ * (not kept then).
+ */
+function costIn(body: string): CachedAnswer['cost'] | undefined {
+  const start = body.lastIndexOf(COST_EXTENSION);
+  if (start === -1 || !body.endsWith('}}}')) return undefined;
+  const at = start + COST_EXTENSION.length;
+  let cost: unknown;
+  try {
+    cost = JSON.parse(body.slice(at, -2));
+  } catch {
+    return undefined;
+  }
+  const { estimated, actual } = (cost ?? {}) as { estimated?: unknown; actual?: unknown };
+  return typeof estimated === 'number' && typeof actual === 'number' ? { estimated, actual, at } : undefined;
 }

@@ -4,7 +4,7 @@ import type { Principal } from '../../auth/scopes.js';
 import type { Logger } from '../../logger.js';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { boundedCache, type CacheMetrics } from '../../observability/caches.js';
-import { createWriteVersions, type Snapshot, type WriteVersions } from './versions.js';
+import { createWriteVersions, type SharedSnapshot, type Snapshot, withinTime, type WriteVersions } from './versions.js';
 
 /**
  * The response cache's answers: whole GraphQL-over-HTTP answers (their
@@ -14,6 +14,13 @@ import { createWriteVersions, type Snapshot, type WriteVersions } from './versio
  * request started at. A hit is answered before GraphQL runs at all: the
  * request is the one an earlier request sent, so it parses, validates and
  * passes the limits as that one did.
+ *
+ * With Redis, every answer kept is also put there for the other instances, for
+ * what is left of its TTL: an instance that does not hold an answer looks for
+ * it in the same round trip that reads the write log, and takes it when nothing
+ * it depends on was stamped since the request that computed it started
+ * (versions.ts, sinceOfShared). So a request answered by one instance is a hit
+ * on every other, as on the one.
  */
 
 export interface CachedAnswer {
@@ -24,9 +31,20 @@ export interface CachedAnswer {
   operation: string | undefined;
   tags: string[];
   since: Snapshot;
+  /**
+   * Where `body` says its cost (`extensions.cost`, the last thing in it): from `at` to its end but
+   * the two closing braces. A hit says the caller's own budget left there, without parsing the body.
+   */
+  cost: { estimated: number; actual: number; at: number };
+  /** When it was computed (ms since the epoch): another instance keeps it only for what is left of the TTL. */
+  keptAt: number;
 }
 
-export type LookupResult = 'hit' | 'miss' | 'outdated' | 'shared';
+/** What is kept: an answer and what it depends on, noted by the request that computed it. */
+export type NewAnswer = Omit<CachedAnswer, 'since' | 'keptAt'>;
+
+/** `peer`: another instance's answer, found in Redis. */
+export type LookupResult = 'hit' | 'peer' | 'miss' | 'outdated' | 'shared';
 
 export type Lookup =
   | { kind: 'hit'; answer: CachedAnswer }
@@ -34,7 +52,7 @@ export type Lookup =
    * Not answered from memory: run it, then `finish` with what may be kept (undefined: nothing), and
    * whether it was a query (counted as a miss). Always call `finish`.
    */
-  | { kind: 'miss'; finish(answer: Omit<CachedAnswer, 'since'> | undefined, query: boolean): void }
+  | { kind: 'miss'; finish(answer: NewAnswer | undefined, query: boolean): void }
   /** The write log could not be read: run it, keep nothing. */
   | { kind: 'uncached' };
 
@@ -44,7 +62,7 @@ export interface ResponseCacheOptions {
   maxEntries: number;
   /** The size of the answers kept (their bytes), least recently used dropped first. */
   maxBytes: number;
-  /** With Redis, writes are stamped there (under `keyPrefix`), so every instance's answers see them. */
+  /** With Redis, writes are stamped there (under `keyPrefix`), so every instance's answers see them, and answers are shared. */
   redis?: Redis;
   keyPrefix: string;
   logger: Pick<Logger, 'warn'>;
@@ -82,6 +100,7 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
   const running = new Map<string, { since: Snapshot; answer: Promise<CachedAnswer | undefined> }>();
   const count = options.metrics ? watch(options.metrics.registry, () => ({ entries: entries.size, bytes: entries.calculatedSize })) : () => undefined;
   const sameLog = (a: Snapshot, b: Snapshot) => a.epoch === b.epoch && a.shared === b.shared && a.local === b.local;
+  const shared = options.redis ? sharedAnswers(options.redis, options, versions) : undefined;
 
   return {
     versions,
@@ -94,7 +113,8 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
 
     async lookup(key) {
       const kept = entries.get(key);
-      const check = await versions.read(kept?.tags ?? []);
+      // Another instance's answer is looked for in the same round trip as the write log, when this one has none.
+      const check = await versions.read(kept?.tags ?? [], kept ? undefined : shared?.keyOf(key));
       if (!check) {
         // Nothing can be shown to be current, nor kept.
         count('miss');
@@ -107,6 +127,13 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
         }
         entries.delete(key);
         count('outdated');
+      } else if (shared && check.alongside) {
+        const answer = await shared.take(check.alongside);
+        if (answer) {
+          entries.set(key, answer, { ttl: Math.max(1, answer.keptAt + options.ttlMs - Date.now()) });
+          count('peer');
+          return { kind: 'hit', answer };
+        }
       }
       // The same request executing, with no write stamped since it began: its answer will do.
       const executing = running.get(key);
@@ -125,11 +152,53 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
         finish(answer, query) {
           if (query) count('miss');
           if (running.get(key) === mine) running.delete(key);
-          const kept = answer && { ...answer, since: check.snapshot };
+          const kept = answer && { ...answer, since: check.snapshot, keptAt: Date.now() };
           settle(kept);
-          if (kept) entries.set(key, kept);
+          if (!kept) return;
+          entries.set(key, kept);
+          // Shared only what fits the bounds here: larger answers are computed wherever they are asked.
+          if (entries.has(key)) shared?.put(key, kept);
         },
       };
+    },
+  };
+}
+
+/** An answer as another instance reads it: the shared part of its snapshot, not this instance's own sequence. */
+type SharedAnswer = Omit<CachedAnswer, 'since'> & { since: SharedSnapshot };
+
+/**
+ * Answers in Redis for the other instances, each under `<keyPrefix>answer:<key>` for what is left of
+ * its TTL (so Redis holds at most what every instance computed over one TTL). Putting one is not
+ * waited for, and a failure only costs the other instances a hit.
+ */
+function sharedAnswers(redis: Redis, options: ResponseCacheOptions, versions: WriteVersions) {
+  let warnedAt = 0;
+  return {
+    keyOf: (key: string) => `${options.keyPrefix}answer:${key}`,
+    put(key: string, answer: CachedAnswer) {
+      const { since, ...rest } = answer;
+      const value: SharedAnswer = { ...rest, since: { epoch: since.epoch, shared: since.shared } };
+      withinTime(redis.set(this.keyOf(key), JSON.stringify(value), 'PX', options.ttlMs), REDIS_TIMEOUT_MS).catch((error: unknown) => {
+        if (Date.now() - warnedAt < 30_000) return;
+        warnedAt = Date.now();
+        options.logger.warn({ err: error }, 'Redis unreachable; answers are not shared with other instances meanwhile');
+      });
+    },
+    /** The answer read from Redis, when it is current here: nothing it depends on stamped since it began. */
+    async take(value: string): Promise<CachedAnswer | undefined> {
+      let answer: SharedAnswer;
+      try {
+        answer = JSON.parse(value) as SharedAnswer;
+      } catch {
+        return undefined;
+      }
+      if (answer.keptAt + options.ttlMs <= Date.now()) return undefined;
+      const since = versions.sinceOfShared(answer.since);
+      if (!since) return undefined;
+      const check = await versions.read(answer.tags);
+      if (!check || check.changedSince(since)) return undefined;
+      return { ...answer, since };
     },
   };
 }
@@ -142,7 +211,7 @@ function watch(registry: Registry, stats: () => { entries: number; bytes: number
   const lookups = new Counter({
     name: 'petstore_response_cache_lookups_total',
     help:
-      'GraphQL queries looked up in the response cache, by result: hit, miss, outdated (kept but outdated by a write, then executed), shared (the answer of an identical request executing at the time).',
+      'GraphQL queries looked up in the response cache, by result: hit, peer (an answer another instance computed, found in Redis), miss, outdated (kept but outdated by a write, then executed), shared (the answer of an identical request executing at the time).',
     labelNames: ['result'] as const,
     registers: [registry],
   });

@@ -17,6 +17,12 @@ import { boundedCache, type CacheMetrics } from '../../observability/caches.js';
  * script per write), so a write through any instance is seen by all of them;
  * this instance's own writes are also stamped in memory, so that even a write
  * Redis did not hear of never lets this instance serve an answer from before it.
+ *
+ * An answer another instance kept (found in Redis, store.ts) is checked against the
+ * shared stamps as of that instance's snapshot, and against this instance's own
+ * writes that Redis may not know of: those still being stamped there count as
+ * after it, and after a stamp Redis did not take no other instance's answer is
+ * used until that stamp could have outdated none (`rememberMs`).
  */
 
 export interface Snapshot {
@@ -35,13 +41,37 @@ export interface TagCheck {
   snapshot: Snapshot;
   /** Whether any of the tags was stamped after `since`. */
   changedSince(since: Snapshot): boolean;
+  /** The value of `alongside` (read() in the same round trip), null when Redis has none. */
+  alongside?: string | null;
 }
 
+/** Where another instance's answer stands in the shared log: what its request read when it started. */
+export type SharedSnapshot = Pick<Snapshot, 'epoch' | 'shared'>;
+
 export interface WriteVersions {
-  /** The sequence now, and the stamps of `tags`; undefined when they cannot be known (Redis did not answer). */
-  read(tags: readonly string[]): Promise<TagCheck | undefined>;
+  /**
+   * The sequence now, and the stamps of `tags`; undefined when they cannot be known (Redis did not
+   * answer). With Redis, `alongside` names one more key read in the same round trip.
+   */
+  read(tags: readonly string[], alongside?: string): Promise<TagCheck | undefined>;
   /** Stamps a write that changed `tags`. */
   stamp(tags: ReadonlySet<string>): Promise<void>;
+  /**
+   * The snapshot to check another instance's answer with, made at `shared`: its shared stamps, and
+   * this instance's writes Redis may not have taken yet as after it. Undefined while a write of this
+   * instance that Redis did not take could still outdate it.
+   */
+  sinceOfShared(shared: SharedSnapshot): Snapshot | undefined;
+}
+
+/** A Redis command, failed after `timeoutMs` if it has not answered. */
+export function withinTime<T>(command: Promise<T>, timeoutMs: number): Promise<T> {
+  return Promise.race([
+    command,
+    new Promise<never>((_, reject) => {
+      setTimeout(() => reject(new Error('Redis did not answer in time')), timeoutMs).unref();
+    }),
+  ]);
 }
 
 export interface WriteVersionsOptions {
@@ -86,13 +116,7 @@ export function createWriteVersions(options: WriteVersionsOptions): WriteVersion
     warnedAt = Date.now();
     logger.warn({ err: error }, message);
   };
-  const bounded = <T>(command: Promise<T>) =>
-    Promise.race([
-      command,
-      new Promise<never>((_, reject) => {
-        setTimeout(() => reject(new Error('Redis did not answer in time')), timeoutMs).unref();
-      }),
-    ]);
+  const bounded = <T>(command: Promise<T>) => withinTime(command, timeoutMs);
   const changedLocally = (tags: readonly string[], since: number) =>
     tags.some((tag) => (localStamps.get(tag) ?? forgottenAt) > since);
 
@@ -106,36 +130,56 @@ export function createWriteVersions(options: WriteVersionsOptions): WriteVersion
         local += 1;
         for (const tag of tags) localStamps.set(tag, local);
       },
+      // Without Redis there are no other instances' answers.
+      sinceOfShared: () => undefined,
     };
   }
+  // This instance's stamps not yet taken by Redis, and when Redis last failed to take one.
+  const stamping = new Set<number>();
+  let unsharedAt = -Infinity;
   return {
-    async read(tags) {
+    async read(tags, alongside) {
       let values: Array<string | null>;
+      const extra = alongside === undefined ? [] : [alongside];
       try {
-        values = await bounded(redis.mget(epochKey, sequenceKey, ...tags.map(tagKey)));
+        values = await bounded(redis.mget(epochKey, sequenceKey, ...extra, ...tags.map(tagKey)));
       } catch (error) {
         warn(error, 'Redis unreachable; answering without the response cache');
         return undefined;
       }
       const snapshot = { epoch: values[0] ?? '', shared: Number(values[1] ?? 0), local };
+      const stamps = values.slice(2 + extra.length);
       return {
         snapshot,
         changedSince: (since) =>
           since.epoch !== snapshot.epoch ||
           changedLocally(tags, since.local) ||
-          values.slice(2).some((value) => Number(value ?? 0) > since.shared),
+          stamps.some((value) => Number(value ?? 0) > since.shared),
+        ...(alongside === undefined ? {} : { alongside: values[2] ?? null }),
       };
     },
     async stamp(tags) {
       local += 1;
-      for (const tag of tags) localStamps.set(tag, local);
+      const mine = local;
+      for (const tag of tags) localStamps.set(tag, mine);
+      stamping.add(mine);
       try {
         await bounded(
           redis.eval(STAMP, tags.size + 2, epochKey, sequenceKey, ...[...tags].map(tagKey), String(rememberMs), randomUUID()),
         );
       } catch (error) {
+        unsharedAt = Date.now();
         warn(error, 'Redis unreachable; other instances may serve cached answers from before this write until they expire');
+      } finally {
+        stamping.delete(mine);
       }
+    },
+    sinceOfShared({ epoch, shared }) {
+      if (Date.now() - unsharedAt < rememberMs) return undefined;
+      // A write still being stamped in Redis may be missing from the other instance's view: it counts as after.
+      let settled = local;
+      for (const stamp of stamping) settled = Math.min(settled, stamp - 1);
+      return { epoch, shared, local: settled };
     },
   };
 }
