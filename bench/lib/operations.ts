@@ -167,6 +167,18 @@ const placeOrderPostGraphile = /* GraphQL */ `
     benchPlaceOrder(input: $input) { result { rowId petId quantity complete } }
   }`;
 
+const renameGateway = /* GraphQL */ `
+  mutation BenchRename($id: ID!, $name: String!) {
+    updatePet(id: $id, input: { name: $name }) { id name }
+  }`;
+const renamePostGraphile = /* GraphQL */ `
+  mutation BenchRename($id: BigInt!, $name: String!) {
+    updatePetByRowId(input: { rowId: $id, petPatch: { name: $name } }) { pet { rowId name } }
+  }`;
+/** A new name for one of placeOrder's pets (no read asks for them), different every time. */
+let renames = 0;
+const renameVariables = () => ({ id: String(randomOrderPetId()), name: `bench ${++renames}` });
+
 /** The fields the PostGraphile documents above rely on: [type, field]. */
 export const postGraphileFields: Array<[string, string]> = [
   ['Query', 'allPets'],
@@ -183,6 +195,8 @@ export const postGraphileFields: Array<[string, string]> = [
   ['Order', 'shipDate'],
   ['Mutation', 'benchPlaceOrder'],
   ['BenchPlaceOrderPayload', 'result'],
+  ['Mutation', 'updatePetByRowId'],
+  ['UpdatePetPayload', 'pet'],
 ];
 
 const pgPet: Variant = {
@@ -436,6 +450,34 @@ const baseOperations: Operation[] = [
       'PostGraphile generates no placeOrder; its column is bench_place_order(), a PL/pgSQL function written for ' +
       'this benchmark with the gateway’s rules (lock pet, lock stock, check, insert, set status), exposed as a mutation ' +
       'the way PostGraphile serves custom writes',
+  },
+  {
+    id: '6',
+    title: 'updatePet: a rename (write)',
+    gateway: {
+      key: 'gateway:rename',
+      target: 'gateway',
+      label: 'GraphQL updatePet',
+      kind: 'graphql',
+      write: true,
+      needsToken: true,
+      randomized: true,
+      query: renameGateway,
+      variables: renameVariables,
+    },
+    postgraphile: {
+      key: 'postgraphile:rename',
+      target: 'postgraphile',
+      label: 'GraphQL updatePetByRowId (its CRUD mutation)',
+      kind: 'graphql',
+      write: true,
+      randomized: true,
+      query: renamePostGraphile,
+      variables: renameVariables,
+    },
+    note:
+      'PostGraphile column: its generated updatePetByRowId, one UPDATE; the gateway’s updatePet also locks the pet ' +
+      'and checks the new category and the status rule (update_pet(), one statement)',
   },
 ];
 

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import type { PrismaClient } from '../database/client.js';
+import { type PrismaClient, runOnPool } from '../database/client.js';
 import { conflict, notFound } from '../errors.js';
 import type { Category, Pet, Prisma } from '../generated/prisma/client.js';
 import type { PetStatus } from '../generated/prisma/enums.js';
 import { type Loading, readWith } from './loading.js';
 import { lockCategory, lockPet } from './locks.js';
-import { type EventPublisher, petStatusChanged, transactionWithEvents } from './events.js';
+import { type EventPublisher, petStatusChanged } from './events.js';
 import { description, name, validate } from './validation.js';
 
 /** Categories and pets: what may be written, and what is refused. */
@@ -89,24 +89,49 @@ export async function createPet(db: PrismaClient, input: PetInput) {
 
 /**
  * A pet with an inventory entry carries the entry's status, so its status
- * cannot be set by hand; one without keeps the status it is given.
+ * cannot be set by hand; one without keeps the status it is given. One
+ * statement, the database function update_pet (its migration says what it
+ * locks and checks); the event of a status change is published once it has
+ * committed.
  */
-export async function updatePet(db: PrismaClient, events: EventPublisher, id: bigint, input: PetInput) {
+export async function updatePet(db: PrismaClient, events: EventPublisher, id: bigint, input: PetInput): Promise<Pet> {
   const { status, ...data } = validate(petChanges, input);
-  return transactionWithEvents(db, events, async (tx, record) => {
-    // Locks in the one order (locks.ts): the new category, then the pet, whose
-    // status stock writes may be changing at the same moment.
-    const categoryExists = data.categoryId === undefined || (await lockCategory(tx, data.categoryId, 'share'));
-    if (!(await lockPet(tx, id))) throw notFound(`Pet ${id} does not exist.`);
-    if (!categoryExists) throw notFound(`Category ${data.categoryId} does not exist.`);
-    const pet = await tx.pet.findUniqueOrThrow({ where: { id }, include: { inventory: { select: { status: true } } } });
-    if (status && pet.inventory && status !== pet.inventory.status) {
-      throw conflict(`Pet ${id} has an inventory entry, so its status follows its stock; change the stock instead.`);
-    }
-    const updated = await tx.pet.update({ where: { id }, data: { ...data, ...(status ? { status } : {}) } });
-    if (updated.status !== pet.status) record(petStatusChanged(updated, pet.status));
-    return updated;
-  });
+  const values = [id, data.name ?? null, data.categoryId ?? null, status ?? null];
+  const row = await oneRow<UpdatePetRow>(db, UPDATE_PET, values);
+  if (row.outcome === 'no pet') throw notFound(`Pet ${id} does not exist.`);
+  if (row.outcome === 'no category') throw notFound(`Category ${data.categoryId} does not exist.`);
+  if (row.outcome === 'status follows stock') {
+    throw conflict(`Pet ${id} has an inventory entry, so its status follows its stock; change the stock instead.`);
+  }
+  const updated: Pet = {
+    id,
+    name: row.pet_name!,
+    categoryId: BigInt(row.pet_category_id!),
+    status: row.pet_status!,
+    createdAt: row.pet_created_at!,
+    updatedAt: row.pet_updated_at!,
+  };
+  if (updated.status !== row.previous_status) events.publish(petStatusChanged(updated, row.previous_status!));
+  return updated;
+}
+
+interface UpdatePetRow {
+  outcome: 'updated' | 'no pet' | 'no category' | 'status follows stock';
+  pet_name: string | null;
+  /** int8: pg's text, or Prisma's bigint. */
+  pet_category_id: string | bigint | null;
+  pet_status: PetStatus | null;
+  previous_status: PetStatus | null;
+  pet_created_at: Date | null;
+  pet_updated_at: Date | null;
+}
+
+const UPDATE_PET = `SELECT * FROM update_pet($1::bigint, $2::text, $3::bigint, $4::"PetStatus")`;
+
+/** The one row a database function answers with: on the gateway's pool when it has one, else through Prisma. */
+async function oneRow<Row>(db: PrismaClient, text: string, values: readonly unknown[]): Promise<Row> {
+  const rows = runOnPool<Row>(db, text, values) ?? db.$queryRawUnsafe<Row[]>(text, ...values);
+  return (await rows)[0]!;
 }
 
 /**

@@ -12,9 +12,10 @@ import type { Tx } from './transaction.js';
  * more than is in stock, and a pet cannot be deleted while an order for it is
  * being placed. (Inserting an order or an inventory entry also takes a key
  * share lock on the pet for the foreign key; a pet lock taken up front means
- * that one never has to wait.) The database function place_order, which
- * places an order in one statement (prisma/migrations/*_place_order_function),
- * takes its locks in the same order: the pet, then its inventory entry.
+ * that one never has to wait.) The database functions that write in one
+ * statement take their locks in the same order: place_order
+ * (prisma/migrations/*_place_order_function) the pet, then its inventory
+ * entry; update_pet (*_update_pet_function) the new category, then the pet.
  */
 
 export interface LockedPet {

@@ -1,12 +1,12 @@
 import { metricsClient, scopes } from '../auth/scopes.js';
 import { builder } from '../builder.js';
 import { globalId } from '../pothos-plugins/global-ids.js';
-import { createPet, deletePet, updatePet } from '../domain/catalog.js';
+import { createPet, deletePet, type PetInput, updatePet } from '../domain/catalog.js';
 import { containsText } from '../domain/queries.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { DEFAULT_LEGACY_SUNSET_DATE, LEGACY_FIELD, legacyLookupDeprecation } from '../legacy.js';
 import { OrderConnection } from './order.js';
-import { plannedList, plannedLookup } from './plans.js';
+import { plannedList, plannedLookup, plannedWrite, type WriteContext } from './plans.js';
 import { costs, PAGE, WRITE } from '../pothos-plugins/cost.js';
 import { changes, int64Id, pagedById, pageSizes, sharedConnection } from './shared.js';
 
@@ -180,6 +180,17 @@ const PetChanges = builder.inputType('PetChanges', {
   }),
 });
 
+/** Changing a pet: one statement (update_pet), planned when the answer reads only the pet's own fields. */
+const updating = plannedWrite(
+  ({ id, input }) => [{ changed: 'Pet', id: String(id), fields: Object.keys(input ?? {}) }],
+  (args: { id: bigint; input: PetInput }, ctx: WriteContext) =>
+    updatePet(ctx.prisma, ctx.events, args.id, {
+      name: args.input.name,
+      status: args.input.status,
+      categoryId: args.input.categoryId ?? undefined,
+    }),
+);
+
 builder.mutationFields((t) => ({
   createPet: t.field({
     authScopes: { scope: scopes.writeCatalog },
@@ -196,17 +207,12 @@ builder.mutationFields((t) => ({
     type: Pet,
     description: "Changes a pet's name, category or (when it has no stock entry) status.",
     ...costs(WRITE),
-    ...changes(({ id, input }) => [{ changed: 'Pet', id: String(id), fields: Object.keys(input ?? {}) }]),
+    extensions: updating.extensions,
     args: {
       id: t.arg.int64Id({ required: true, description: 'The id of the pet.' }),
       input: t.arg({ type: PetChanges, required: true, description: 'The changes.' }),
     },
-    resolve: (_root, { id, input }, ctx) =>
-      updatePet(ctx.prisma, ctx.events, id, {
-        name: input.name,
-        status: input.status,
-        categoryId: input.categoryId == null ? undefined : input.categoryId,
-      }),
+    resolve: (_root, args, ctx) => updating.write(args, ctx),
   }),
   deletePet: t.prismaField({
     authScopes: { scope: scopes.writeCatalog },
