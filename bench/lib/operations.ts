@@ -179,6 +179,17 @@ const renamePostGraphile = /* GraphQL */ `
 let renames = 0;
 const renameVariables = () => ({ id: String(randomOrderPetId()), name: `bench ${++renames}` });
 
+const stockGateway = /* GraphQL */ `
+  mutation BenchStock($petId: ID!, $quantity: Int!) {
+    updateInventory(petId: $petId, input: { quantity: $quantity }) { petId quantity status }
+  }`;
+const stockPostGraphile = /* GraphQL */ `
+  mutation BenchStock($petId: BigInt!, $quantity: Int!) {
+    updateInventoryItemByPetId(input: { petId: $petId, inventoryItemPatch: { quantity: $quantity } }) { inventoryItem { petId quantity status } }
+  }`;
+/** A stock count for one of placeOrder's pets, never below what its orders leave. */
+const stockVariables = () => ({ petId: String(randomOrderPetId()), quantity: randomInt(100_000, 200_000) });
+
 /** The fields the PostGraphile documents above rely on: [type, field]. */
 export const postGraphileFields: Array<[string, string]> = [
   ['Query', 'allPets'],
@@ -197,6 +208,8 @@ export const postGraphileFields: Array<[string, string]> = [
   ['BenchPlaceOrderPayload', 'result'],
   ['Mutation', 'updatePetByRowId'],
   ['UpdatePetPayload', 'pet'],
+  ['Mutation', 'updateInventoryItemByPetId'],
+  ['UpdateInventoryItemPayload', 'inventoryItem'],
 ];
 
 const pgPet: Variant = {
@@ -478,6 +491,35 @@ const baseOperations: Operation[] = [
     note:
       'PostGraphile column: its generated updatePetByRowId, one UPDATE; the gateway’s updatePet also locks the pet ' +
       'and checks the new category and the status rule (update_pet(), one statement)',
+  },
+  {
+    id: '7',
+    title: 'updateInventory: a stock count (write)',
+    gateway: {
+      key: 'gateway:stock',
+      target: 'gateway',
+      label: 'GraphQL updateInventory',
+      kind: 'graphql',
+      write: true,
+      needsToken: true,
+      randomized: true,
+      query: stockGateway,
+      variables: stockVariables,
+    },
+    postgraphile: {
+      key: 'postgraphile:stock',
+      target: 'postgraphile',
+      label: 'GraphQL updateInventoryItemByPetId (its CRUD mutation)',
+      kind: 'graphql',
+      write: true,
+      randomized: true,
+      query: stockPostGraphile,
+      variables: stockVariables,
+    },
+    note:
+      'PostGraphile column: its generated updateInventoryItemByPetId, one UPDATE of the count; the gateway’s ' +
+      'updateInventory also locks the pet, settles the entry’s and the pet’s status and creates a missing entry ' +
+      '(set_stock(), one statement)',
   },
 ];
 

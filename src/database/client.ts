@@ -93,6 +93,16 @@ async function run<Row>(access: DirectAccess, text: string, values: readonly unk
   }
 }
 
+/**
+ * The one row a statement of the gateway's own answers with (a database function's outcome): on the
+ * client's pool when it has one (runOnPool, pg's types: int8 as text), else through Prisma's raw
+ * query (a transaction's client; int8 as bigint).
+ */
+export async function oneRow<Row>(prisma: Pick<PrismaClient, '$queryRawUnsafe'>, text: string, values: readonly unknown[]): Promise<Row> {
+  const rows = runOnPool<Row>(prisma, text, values) ?? prisma.$queryRawUnsafe<Row[]>(text, ...values);
+  return (await rows)[0]!;
+}
+
 /** Too many requests already wait for a database connection: refused at once rather than queued. */
 export class DatabaseOverloadedError extends Error {
   constructor(waiting: number) {

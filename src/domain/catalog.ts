@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { type PrismaClient, runOnPool } from '../database/client.js';
+import { oneRow, type PrismaClient } from '../database/client.js';
 import { conflict, notFound } from '../errors.js';
 import type { Category, Pet, Prisma } from '../generated/prisma/client.js';
 import type { PetStatus } from '../generated/prisma/enums.js';
 import { type Loading, readWith } from './loading.js';
 import { lockCategory, lockPet } from './locks.js';
-import { type EventPublisher, petStatusChanged } from './events.js';
+import { type EventPublisher, petChanged, petStatusChanged } from './events.js';
 import { description, name, validate } from './validation.js';
 
 /** Categories and pets: what may be written, and what is refused. */
@@ -111,6 +111,8 @@ export async function updatePet(db: PrismaClient, events: EventPublisher, id: bi
     createdAt: row.pet_created_at!,
     updatedAt: row.pet_updated_at!,
   };
+  // The fields given, for the answers it outdates (a rename: the name-ordered pages of the category it is in).
+  events.publish(petChanged(updated, Object.keys(input).filter((field) => input[field as keyof PetInput] != null)));
   if (updated.status !== row.previous_status) events.publish(petStatusChanged(updated, row.previous_status!));
   return updated;
 }
@@ -127,12 +129,6 @@ interface UpdatePetRow {
 }
 
 const UPDATE_PET = `SELECT * FROM update_pet($1::bigint, $2::text, $3::bigint, $4::"PetStatus")`;
-
-/** The one row a database function answers with: on the gateway's pool when it has one, else through Prisma. */
-async function oneRow<Row>(db: PrismaClient, text: string, values: readonly unknown[]): Promise<Row> {
-  const rows = runOnPool<Row>(db, text, values) ?? db.$queryRawUnsafe<Row[]>(text, ...values);
-  return (await rows)[0]!;
-}
 
 /**
  * Refused while the pet has an open order. Its finished orders and its

@@ -14,9 +14,10 @@ export type Change =
   /**
    * That row, and the lists it is in, ordered or filtered by what changed: `fields` when only some
    * fields can change (a rename moves a pet only in lists ordered by name); every list when absent.
-   * `ofPet`: the row belongs to that pet (an order), whose own lists change too.
+   * `ofPet`: the row belongs to that pet (an order), whose own lists change too. `inCategory`: the
+   * category a changed pet is in after the write, when the write says (else it is read after it).
    */
-  | { changed: Entity; id: string; fields?: readonly string[]; ofPet?: string }
+  | { changed: Entity; id: string; fields?: readonly string[]; ofPet?: string; inCategory?: string }
   /** That row gone; or, with `ofPet` and no id, every row of that pet's (a pet's orders going with it). */
   | { removed: Entity; id?: string; ofPet?: string };
 
@@ -40,5 +41,7 @@ export function changesOfEvent(event: DomainEvent): Change[] {
       return [{ changed: 'Order', id: event.payload.order.id, ofPet: event.payload.order.petId }];
     case 'petStatusChanged':
       return [{ changed: 'Pet', id: event.payload.pet.id, fields: ['status'] }];
+    case 'petChanged':
+      return [{ changed: 'Pet', id: event.payload.pet.id, fields: event.payload.fields, inCategory: event.payload.pet.categoryId }];
   }
 }

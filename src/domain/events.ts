@@ -26,10 +26,17 @@ export interface PetStatusChanged {
   previousStatus: PetStatus;
 }
 
+/** A pet's own fields written (updatePet): `fields`, of those the caller gave. No subscription carries it. */
+export interface PetChanged {
+  pet: { id: string; name: string; categoryId: string; status: PetStatus };
+  fields: string[];
+}
+
 export type DomainEvent =
   | { type: 'inventoryChanged'; payload: InventoryChanged }
   | { type: 'orderChanged'; payload: OrderChanged }
-  | { type: 'petStatusChanged'; payload: PetStatusChanged };
+  | { type: 'petStatusChanged'; payload: PetStatusChanged }
+  | { type: 'petChanged'; payload: PetChanged };
 
 export interface EventPublisher {
   publish(event: DomainEvent): void;
@@ -78,6 +85,11 @@ export const petStatusChanged = (
     pet: { id: pet.id.toString(), name: pet.name, categoryId: pet.categoryId.toString(), status: pet.status },
     previousStatus,
   },
+});
+
+export const petChanged = (pet: Pick<Pet, 'id' | 'name' | 'categoryId' | 'status'>, fields: string[]): DomainEvent => ({
+  type: 'petChanged',
+  payload: { pet: { id: pet.id.toString(), name: pet.name, categoryId: pet.categoryId.toString(), status: pet.status }, fields },
 });
 
 export const inventoryChanged = (petId: bigint, quantity: number, status: PetStatus): DomainEvent => ({

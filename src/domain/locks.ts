@@ -14,8 +14,9 @@ import type { Tx } from './transaction.js';
  * share lock on the pet for the foreign key; a pet lock taken up front means
  * that one never has to wait.) The database functions that write in one
  * statement take their locks in the same order: place_order
- * (prisma/migrations/*_place_order_function) the pet, then its inventory
- * entry; update_pet (*_update_pet_function) the new category, then the pet.
+ * (prisma/migrations/*_place_order_function) and set_stock
+ * (*_set_stock_function) the pet, then its inventory entry; update_pet
+ * (*_update_pet_function) the new category, then the pet.
  */
 
 export interface LockedPet {

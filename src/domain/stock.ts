@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type PrismaClient, runOnPool } from '../database/client.js';
+import { oneRow, type PrismaClient } from '../database/client.js';
 import { conflict, DomainError, notFound } from '../errors.js';
 import type { InventoryItem, Order, Prisma } from '../generated/prisma/client.js';
 import type { PetStatus } from '../generated/prisma/enums.js';
@@ -85,9 +85,11 @@ async function refreshStatus(
 const inventoryUpdate = z.object({ quantity: stockQuantity });
 
 /**
- * Sets a pet's stock count, creating its inventory entry if it has none.
- * Returns the entry with the relations in `loading`, read in the same
- * transaction: the state this write produced.
+ * Sets a pet's stock count, creating its inventory entry if it has none, and
+ * settles the entry's status and the pet's: one statement, the database
+ * function set_stock (its migration says what it locks and checks). Returns
+ * the entry; with relations in `loading`, the call and their read are one
+ * transaction, so they show the state this write produced.
  */
 export async function updateInventory(
   db: PrismaClient,
@@ -97,20 +99,46 @@ export async function updateInventory(
   loading: Loading<Prisma.InventoryItemInclude, Prisma.InventoryItemSelect> = {},
 ) {
   const { quantity } = validate(inventoryUpdate, input);
+  if (!loadsRelation(loading, 'pet')) {
+    const set = stockSet(await setStockInDatabase(db, petId, quantity), petId, quantity);
+    for (const event of set.events) events.publish(event);
+    return set.entry;
+  }
   return transactionWithEvents(db, events, async (tx, record) => {
-    const pet = await lockPet(tx, petId);
-    if (!pet) throw notFound(`Pet ${petId} does not exist.`);
-    // Under the pet's lock no one else can create the entry meanwhile; the status is settled just after.
-    await tx.inventoryItem.upsert({
-      where: { petId },
-      create: { petId, quantity, status: pet.status },
-      update: { quantity },
-    });
-    await refreshStatus(tx, record, pet, quantity);
+    const set = stockSet(await setStockInDatabase(tx, petId, quantity), petId, quantity);
+    for (const event of set.events) record(event);
     return readWith<InventoryItem, Prisma.InventoryItemDefaultArgs>(loading, (shape) =>
       tx.inventoryItem.findUniqueOrThrow({ ...shape, where: { petId } }),
     );
   });
+}
+
+/** What the database function set_stock answers (prisma/migrations/*_set_stock_function). */
+interface SetStockRow {
+  outcome: 'set' | 'no pet';
+  entry_status: PetStatus | null;
+  entry_updated_at: Date | null;
+  previous_status: PetStatus | null;
+  pet_name: string | null;
+  pet_category_id: string | bigint | null;
+}
+
+const SET_STOCK = `SELECT * FROM set_stock($1::bigint, $2::integer, $3::"PetStatus", $4::"PetStatus", $5::"PetStatus")`;
+
+function setStockInDatabase(db: PrismaClient | Tx, petId: bigint, quantity: number): Promise<SetStockRow> {
+  return oneRow<SetStockRow>(db, SET_STOCK, [petId, quantity, stockStatus(1, false), stockStatus(0, true), stockStatus(0, false)]);
+}
+
+/** The entry the row says was set, and the events it records: the stock and, when that changed it, the pet's status. */
+function stockSet(row: SetStockRow, petId: bigint, quantity: number) {
+  if (row.outcome === 'no pet') throw notFound(`Pet ${petId} does not exist.`);
+  const status = row.entry_status!;
+  const entry: InventoryItem = { petId, quantity, status, updatedAt: row.entry_updated_at! };
+  const events = [inventoryChanged(petId, quantity, status)];
+  if (status !== row.previous_status) {
+    events.push(petStatusChanged({ id: petId, name: row.pet_name!, categoryId: BigInt(row.pet_category_id!), status }, row.previous_status!));
+  }
+  return { entry, events };
 }
 
 const newOrder = z.object({
@@ -149,17 +177,10 @@ const PLACE_ORDER = `SELECT * FROM place_order($1::bigint, $2::integer, $3::time
  * order's CPU, profiled); in a transaction, through the transaction's client.
  */
 async function placeOrderInDatabase(db: PrismaClient | Tx, petId: bigint, quantity: number, shipDate: Date | null): Promise<PlaceOrderRow> {
-  const values = [petId, quantity, shipDate, stockStatus(1, true), stockStatus(0, true)];
-  const direct = runOnPool<Record<keyof PlaceOrderRow, unknown>>(db, PLACE_ORDER, values);
-  if (!direct) return (await db.$queryRawUnsafe<[PlaceOrderRow]>(PLACE_ORDER, ...values))[0];
-  // pg's own types: int8 as text, timestamptz as a Date.
-  const [row] = await direct;
-  const bigintOf = (value: unknown) => (value === null ? null : BigInt(value as string));
-  return {
-    ...(row as unknown as PlaceOrderRow),
-    order_id: bigintOf(row!.order_id),
-    pet_category_id: bigintOf(row!.pet_category_id),
-  };
+  const row = await oneRow<PlaceOrderRow>(db, PLACE_ORDER, [petId, quantity, shipDate, stockStatus(1, true), stockStatus(0, true)]);
+  // int8 comes as text from the pool, as a bigint through Prisma.
+  const bigintOf = (value: unknown) => (value === null ? null : BigInt(value as string | bigint));
+  return { ...row, order_id: bigintOf(row.order_id), pet_category_id: bigintOf(row.pet_category_id) };
 }
 
 /**

@@ -286,6 +286,9 @@ export function createEventBus(redisUrl?: string, options: EventBusOptions = {})
       case 'petStatusChanged':
         pubsub.publish('petStatusChanged', event.payload);
         break;
+      case 'petChanged':
+        // No subscription tells it: it says what a write changed, for its dependency tags.
+        break;
     }
   };
 

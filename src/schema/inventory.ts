@@ -4,9 +4,9 @@ import { globalId } from '../pothos-plugins/global-ids.js';
 import { inventorySummary, type StatusTotal, updateInventory } from '../domain/stock.js';
 import type { PetStatus as PetStatusValue } from '../generated/prisma/enums.js';
 import { PetStatus } from './pet.js';
-import { plannedList, plannedLookup } from './plans.js';
+import { plannedList, plannedLookup, plannedWrite, type WriteContext } from './plans.js';
 import { costs, PAGE, WRITE } from '../pothos-plugins/cost.js';
-import { changes, int64Id, pageSizes, sharedConnection, stability } from './shared.js';
+import { int64Id, pageSizes, sharedConnection, stability } from './shared.js';
 import { TOLD_BY_EVENTS } from '../domain/changes.js';
 
 export const InventoryItem = builder.prismaNode('InventoryItem', {
@@ -99,17 +99,24 @@ const InventoryUpdate = builder.inputType('InventoryUpdate', {
   }),
 });
 
+/** Setting the stock: one statement (set_stock), planned when the answer reads only the entry's own fields. */
+const setting = plannedWrite(
+  TOLD_BY_EVENTS,
+  (args: { petId: bigint; input: { quantity: number } }, ctx: WriteContext, query?: Parameters<typeof updateInventory>[4]) =>
+    updateInventory(ctx.prisma, ctx.events, args.petId, args.input, query),
+);
+
 builder.mutationFields((t) => ({
   updateInventory: t.prismaField({
     authScopes: { scope: scopes.writeInventory },
     type: InventoryItem,
     ...costs(WRITE, stability('BETA', "Sets a pet's stock count, creating its inventory entry if it has none.")),
-    ...changes(TOLD_BY_EVENTS),
+    extensions: setting.extensions,
     args: {
       petId: t.arg.int64Id({ required: true, description: 'The id of the pet.' }),
       input: t.arg({ type: InventoryUpdate, required: true, description: 'The new stock count.' }),
     },
-    resolve: (query, _root, { petId, input }, ctx) =>
-      updateInventory(ctx.prisma, ctx.events, petId, input, query),
+    // What the operation selects of the pet is read in the write's transaction: the status this count gave it.
+    resolve: (query, _root, args, ctx) => setting.write(args, ctx, query),
   }),
 }));

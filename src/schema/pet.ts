@@ -6,6 +6,7 @@ import { containsText } from '../domain/queries.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { DEFAULT_LEGACY_SUNSET_DATE, LEGACY_FIELD, legacyLookupDeprecation } from '../legacy.js';
 import { OrderConnection } from './order.js';
+import { TOLD_BY_EVENTS } from '../domain/changes.js';
 import { plannedList, plannedLookup, plannedWrite, type WriteContext } from './plans.js';
 import { costs, PAGE, WRITE } from '../pothos-plugins/cost.js';
 import { changes, int64Id, pagedById, pageSizes, sharedConnection } from './shared.js';
@@ -182,7 +183,7 @@ const PetChanges = builder.inputType('PetChanges', {
 
 /** Changing a pet: one statement (update_pet), planned when the answer reads only the pet's own fields. */
 const updating = plannedWrite(
-  ({ id, input }) => [{ changed: 'Pet', id: String(id), fields: Object.keys(input ?? {}) }],
+  TOLD_BY_EVENTS,
   (args: { id: bigint; input: PetInput }, ctx: WriteContext) =>
     updatePet(ctx.prisma, ctx.events, args.id, {
       name: args.input.name,

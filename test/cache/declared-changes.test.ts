@@ -1,6 +1,7 @@
 import { GraphQLObjectType, GraphQLSchema, GraphQLString, parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { TOLD_BY_EVENTS } from '../../src/domain/changes.js';
+import { type DomainEvent, petChanged } from '../../src/domain/events.js';
 import { EVERYTHING, writeTags } from '../../src/http/dependency-tags/tags.js';
 import { schema } from '../../src/schema/index.js';
 
@@ -27,10 +28,17 @@ describe('what each mutation changes', () => {
   });
 
   it('the declarations give the narrow tags the cache relies on', () => {
-    const tagsOf = (document: string, variables?: Record<string, unknown>) =>
-      [...writeTags(schema, parse(document), undefined, variables, [])].sort();
-    expect(tagsOf('mutation { updatePet(id: "7", input: { name: "Rex" }) { id } }')).toEqual(
-      ['*:write', 'Pet:7', 'Pet:any', 'Pet:list:name', 'Pet:list:name@pet=7'].sort(),
+    const tagsOf = (document: string, variables?: Record<string, unknown>, events: DomainEvent[] = []) =>
+      [...writeTags(schema, parse(document), undefined, variables, events)].sort();
+    // A rename is told by its event, which names the category it is in: that category's name-ordered pages.
+    const renamed = petChanged({ id: 7n, name: 'Rex', categoryId: 3n, status: 'available' }, ['name']);
+    expect(tagsOf('mutation { updatePet(id: "7", input: { name: "Rex" }) { id } }', undefined, [renamed])).toEqual(
+      ['*:write', 'Pet:7', 'Pet:any', 'Pet:list:name', 'Pet:list:name@categoryId=3'].sort(),
+    );
+    // A move outdates every list of pets.
+    const moved = petChanged({ id: 7n, name: 'Rex', categoryId: 4n, status: 'available' }, ['categoryId']);
+    expect(tagsOf('mutation { updatePet(id: "7", input: { categoryId: "4" }) { id } }', undefined, [moved])).toEqual(
+      ['*:write', 'Pet:7', 'Pet:any', 'Pet:list'].sort(),
     );
     expect(tagsOf('mutation ($id: ID!) { deleteCategory(id: $id) { id } }', { id: '3' })).toEqual(
       ['*:write', 'Category:3', 'Category:any', 'Category:list'].sort(),

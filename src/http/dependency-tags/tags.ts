@@ -44,8 +44,6 @@ import type { DomainEvent } from '../../domain/events.js';
  */
 
 export const EVERYTHING = '*';
-/** A tag to resolve: the name-ordered lists of the category of the pet renamed (`Pet:list:name@pet=7`). */
-const RENAMED_PET = 'Pet:list:name@pet=';
 export const ANY_WRITE = '*:write';
 
 /** The field that identifies an entity of each type, where it is not `id`. */
@@ -298,34 +296,10 @@ function addChangeTags(tags: Set<string>, change: Change) {
   const fields = 'changed' in change ? change.fields : undefined;
   if (fields === undefined || fields.some((field) => field !== 'name')) tags.add(`${type}:list`);
   if (type === 'Pet' && change.id !== undefined && fields?.includes('name')) {
-    // A rename moves a pet only in lists ordered or filtered by name: those of its category, which
-    // resolveWriteTags reads after the write.
+    // A rename moves a pet only in lists ordered or filtered by name: those of the category it is in,
+    // which its event tells (petChanged); a rename that does not say outdates every list of pets.
     tags.add('Pet:list:name');
-    tags.add(`${RENAMED_PET}${change.id}`);
+    const category = 'changed' in change ? change.inCategory : undefined;
+    tags.add(category === undefined ? 'Pet:list' : `Pet:list:name@categoryId=${category}`);
   }
-}
-
-/**
- * Replaces each renamed pet's placeholder with the name-ordered lists of its category, read by
- * `categoriesOf` (pet id → category id) after the write; when that read fails, with every list of
- * pets instead (safe, only broader).
- */
-export async function resolveWriteTags(
-  tags: Set<string>,
-  categoriesOf: (petIds: string[]) => Promise<Map<string, string>>,
-): Promise<Set<string>> {
-  const renamed = [...tags].filter((tag) => tag.startsWith(RENAMED_PET));
-  if (renamed.length === 0) return tags;
-  const resolved = new Set([...tags].filter((tag) => !tag.startsWith(RENAMED_PET)));
-  try {
-    const categories = await categoriesOf(renamed.map((tag) => tag.slice(RENAMED_PET.length)));
-    for (const tag of renamed) {
-      const category = categories.get(tag.slice(RENAMED_PET.length));
-      // A pet gone meanwhile is in no list; its deletion outdated them.
-      if (category !== undefined) resolved.add(`Pet:list:name@categoryId=${category}`);
-    }
-  } catch {
-    resolved.add('Pet:list');
-  }
-  return resolved;
 }
