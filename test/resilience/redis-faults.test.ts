@@ -118,3 +118,71 @@ describe('Redis behind a faulty network', () => {
     expect(lines.at(-1)?.msg).toBe('Redis available again');
   });
 });
+
+describe('two instances sharing answers, when Redis did not take a write', () => {
+  let database: Awaited<ReturnType<typeof migratedDatabase>>;
+  let faulty: FaultProxy;
+  let writer: GatewayProcess;
+  let other: GatewayProcess;
+  const petIds: string[] = [];
+
+  beforeAll(async () => {
+    database = await migratedDatabase();
+    const category = await database.prisma.category.create({ data: { name: 'Shared answers' } });
+    for (const name of ['Taken from the other', 'Renamed meanwhile']) {
+      petIds.push(String((await database.prisma.pet.create({ data: { name, categoryId: category.id } })).id));
+    }
+    const redis = new URL(REDIS_URL);
+    faulty = await startFaultProxy({ host: redis.hostname, port: Number(redis.port || 6379) });
+    const shared = { EVENTS_CHANNEL_PREFIX: channelPrefix(), RESPONSE_CACHE_TTL_MS: '60000', REDIS_COMMAND_TIMEOUT_MS: '300', REDIS_CONNECT_TIMEOUT_MS: '500' };
+    [writer, other] = await Promise.all([
+      startProcess(database.url, { ...shared, REDIS_URL: faulty.urlFor(REDIS_URL) }),
+      startProcess(database.url, { ...shared, REDIS_URL }),
+    ]);
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all([writer?.stop().catch(() => undefined), other?.stop().catch(() => undefined)]);
+    await faulty?.close();
+  });
+
+  const nameOn = async (instance: GatewayProcess, id: string) => {
+    const response = await fetch(`${instance.baseUrl}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: 'query ($id: ID!) { pet(id: $id) { name } }', variables: { id } }),
+    });
+    return ((await response.json()) as { data?: { pet?: { name: string } } }).data?.pet?.name;
+  };
+  const peerHits = async (instance: GatewayProcess) =>
+    Number(/^petstore_response_cache_lookups_total\{result="peer"\} (\d+)/m.exec(await (await fetch(`${instance.baseUrl}/metrics`)).text())?.[1] ?? 0);
+  const ready = async (instance: GatewayProcess) => ((await (await fetch(`${instance.baseUrl}/readyz`)).json()) as { status: string }).status;
+
+  it("takes no other instance's answer that its own write, unknown to Redis, has outdated", { timeout: 60_000 }, async () => {
+    const [taken, renamed] = petIds as [string, string];
+    await waitFor(async () => (await ready(writer)) === 'ready', 'the writer ready with Redis');
+    // Sharing works: an answer the other instance computed is a hit here.
+    expect(await nameOn(other, taken)).toBe('Taken from the other');
+    expect(await nameOn(other, renamed)).toBe('Renamed meanwhile');
+    const before = await peerHits(writer);
+    expect(await nameOn(writer, taken)).toBe('Taken from the other');
+    expect(await peerHits(writer)).toBe(before + 1);
+
+    // A rename through the writer while Redis cannot hear of it: the write is answered, its stamp stays in memory.
+    faulty.set('refuse');
+    faulty.cut();
+    const rename = await fetch(`${writer.baseUrl}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${await testToken()}` },
+      body: JSON.stringify({ query: 'mutation ($id: ID!) { updatePet(id: $id, input: { name: "After the outage" }) { name } }', variables: { id: renamed } }),
+    });
+    expect(((await rename.json()) as { data?: unknown }).data).toEqual({ updatePet: { name: 'After the outage' } });
+    await waitFor(async () => (await ready(writer)) === 'degraded', 'the writer to see Redis away', 10_000);
+    faulty.set('pass');
+    await waitFor(async () => (await ready(writer)) === 'ready', 'the writer ready with Redis again', 15_000);
+
+    // Redis holds the other instance's answer from before the rename, and no stamp of it: the writer does not take it.
+    expect(await nameOn(writer, renamed)).toBe('After the outage');
+    expect(await peerHits(writer)).toBe(before + 1);
+  });
+});
