@@ -15,7 +15,8 @@ export type Change =
    * That row, and the lists it is in, ordered or filtered by what changed: `fields` when only some
    * fields can change (a rename moves a pet only in lists ordered by name); every list when absent.
    * `ofPet`: the row belongs to that pet (an order), whose own lists change too. `inCategory`: the
-   * category a changed pet is in after the write, when the write says (else it is read after it).
+   * category a changed pet is in after the write, when the write says (a rename that does not
+   * outdates every list of pets).
    */
   | { changed: Entity; id: string; fields?: readonly string[]; ofPet?: string; inCategory?: string }
   /** That row gone; or, with `ofPet` and no id, every row of that pet's (a pet's orders going with it). */

@@ -142,6 +142,43 @@ async function executions(gateway: TestGateway): Promise<Record<string, number>>
   return counts;
 }
 
+/** What the generated writes met: later requests a plan could answer, those it did, and the refusals' codes. */
+interface Tally {
+  plannable: number;
+  plannedAnswers: number;
+  refusals: Set<string>;
+}
+const newTally = (): Tally => ({ plannable: 0, plannedAnswers: 0, refusals: new Set() });
+
+type Sent = Parameters<typeof send>[1];
+
+/**
+ * One write sent three times to each gateway (yoga runs a document's first request, its plan the
+ * next ones), the two answers compared each time, then `readAfter` on both; returns the planned
+ * gateway's reads. A later request without `relation` and without errors is one a plan must answer.
+ */
+async function writeThriceOnBoth(request: Sent, tally: Tally, relation: boolean, readAfter?: Sent) {
+  const reads: Array<Awaited<ReturnType<typeof send>>> = [];
+  for (let time = 0; time < 3; time++) {
+    const before = await executions(planned);
+    const plannedAnswer = await send(planned, request);
+    const wasPlanned = ((await executions(planned)).plan ?? 0) > (before.plan ?? 0);
+    const fieldByFieldAnswer = await send(fieldByField, request);
+    expect(plannedAnswer, request.text).toEqual(fieldByFieldAnswer);
+    for (const error of plannedAnswer.body.errors ?? []) tally.refusals.add(String(error.extensions?.code));
+    if (time > 0 && !relation && !plannedAnswer.body.errors) {
+      tally.plannable++;
+      if (wasPlanned) tally.plannedAnswers++;
+    }
+    if (readAfter) {
+      const read = await send(planned, readAfter);
+      expect(read).toEqual(await send(fieldByField, readAfter));
+      reads.push(read);
+    }
+  }
+  return reads;
+}
+
 describe('planned writes', () => {
   it('answer generated placeOrder documents as field-by-field execution does, leave the same rows, and outdate cached reads', async () => {
     /** Later requests that wrote with no relation selected, and those of them a plan answered. */
@@ -213,9 +250,7 @@ describe('planned writes', () => {
       relation: fc.integer({ min: 0, max: 5 }).map((n) => n === 0),
       refused: fc.integer({ min: 0, max: 8 }).map((n) => n === 0),
     });
-    let plannable = 0;
-    let plannedAnswers = 0;
-    const refusals = new Set<string>();
+    const tally = newTally();
     await fc.assert(
       fc.asyncProperty(change, async (choice) => {
         const id = choice.pet === 'missing' ? '987654321' : pets[choice.pet as keyof typeof pets];
@@ -230,23 +265,8 @@ describe('planned writes', () => {
           variables: { id, input },
           scopes: choice.refused ? allScopes.filter((scope) => scope !== scopes.writeCatalog) : allScopes,
         };
-        // Three times each: yoga runs a document's first request, its plan the next ones.
-        for (let time = 0; time < 3; time++) {
-          const before = await executions(planned);
-          const plannedAnswer = await send(planned, request);
-          const wasPlanned = ((await executions(planned)).plan ?? 0) > (before.plan ?? 0);
-          const fieldByFieldAnswer = await send(fieldByField, request);
-          expect(plannedAnswer, request.text).toEqual(fieldByFieldAnswer);
-          for (const error of plannedAnswer.body.errors ?? []) refusals.add(String(error.extensions?.code));
-          if (time > 0 && !choice.relation && !plannedAnswer.body.errors) {
-            plannable++;
-            if (wasPlanned) plannedAnswers++;
-          }
-          if (id !== '987654321') {
-            const read = { text: 'query Pet($id: ID!) { pet(id: $id) { name status categoryId } }', variables: { id }, scopes: allScopes };
-            expect(await send(planned, read)).toEqual(await send(fieldByField, read));
-          }
-        }
+        const read = { text: 'query Pet($id: ID!) { pet(id: $id) { name status categoryId } }', variables: { id }, scopes: allScopes };
+        await writeThriceOnBoth(request, tally, choice.relation, id === '987654321' ? undefined : read);
       }),
       { numRuns: 60, seed: 20261127 },
     );
@@ -254,9 +274,9 @@ describe('planned writes', () => {
       gateway.prisma.pet.findMany({ orderBy: { id: 'asc' }, select: { id: true, name: true, categoryId: true, status: true } });
     expect(await petsOf(planned)).toEqual(await petsOf(fieldByField));
     // Answered by the plan whenever the answer reads only the pet's own fields; every kind of refusal met.
-    expect(plannable).toBeGreaterThan(10);
-    expect(plannedAnswers).toBe(plannable);
-    expect([...refusals].sort()).toEqual(['CONFLICT', 'FORBIDDEN', 'NOT_FOUND', 'VALIDATION_FAILED']);
+    expect(tally.plannable).toBeGreaterThan(10);
+    expect(tally.plannedAnswers).toBe(tally.plannable);
+    expect([...tally.refusals].sort()).toEqual(['CONFLICT', 'FORBIDDEN', 'NOT_FOUND', 'VALIDATION_FAILED']);
   });
 
   it('answer generated updateInventory documents as field-by-field execution does, refusals included, and leave the same stock', async () => {
@@ -271,9 +291,7 @@ describe('planned writes', () => {
       relation: fc.integer({ min: 0, max: 5 }).map((n) => n === 0),
       refused: fc.integer({ min: 0, max: 8 }).map((n) => n === 0),
     });
-    let plannable = 0;
-    let plannedAnswers = 0;
-    const refusals = new Set<string>();
+    const tally = newTally();
     const statuses = new Set<string>();
     await fc.assert(
       fc.asyncProperty(change, async (choice) => {
@@ -284,25 +302,9 @@ describe('planned writes', () => {
           variables: { p: petId, q: choice.quantity },
           scopes: choice.refused ? allScopes.filter((scope) => scope !== scopes.writeInventory) : allScopes,
         };
-        // Three times each: yoga runs a document's first request, its plan the next ones.
-        for (let time = 0; time < 3; time++) {
-          const before = await executions(planned);
-          const plannedAnswer = await send(planned, request);
-          const wasPlanned = ((await executions(planned)).plan ?? 0) > (before.plan ?? 0);
-          const fieldByFieldAnswer = await send(fieldByField, request);
-          expect(plannedAnswer, request.text).toEqual(fieldByFieldAnswer);
-          for (const error of plannedAnswer.body.errors ?? []) refusals.add(String(error.extensions?.code));
-          if (time > 0 && !choice.relation && !plannedAnswer.body.errors) {
-            plannable++;
-            if (wasPlanned) plannedAnswers++;
-          }
-          if (petId !== '987654321') {
-            const stock = { text: STOCK, variables: { id: petId }, scopes: allScopes };
-            const read = await send(planned, stock);
-            expect(read).toEqual(await send(fieldByField, stock));
-            statuses.add(String((read.body as { data?: { pet?: { status?: string } } }).data?.pet?.status));
-          }
-        }
+        const stock = { text: STOCK, variables: { id: petId }, scopes: allScopes };
+        const reads = await writeThriceOnBoth(request, tally, choice.relation, petId === '987654321' ? undefined : stock);
+        for (const read of reads) statuses.add(String((read.body as { data?: { pet?: { status?: string } } }).data?.pet?.status));
       }),
       { numRuns: 40, seed: 20261127 },
     );
@@ -312,9 +314,9 @@ describe('planned writes', () => {
     const petStatuses = (gateway: TestGateway) => gateway.prisma.pet.findMany({ where: { id: { in: ids } }, orderBy: { id: 'asc' }, select: { id: true, status: true } });
     expect(await stock(planned)).toEqual(await stock(fieldByField));
     expect(await petStatuses(planned)).toEqual(await petStatuses(fieldByField));
-    expect(plannable).toBeGreaterThan(10);
-    expect(plannedAnswers).toBe(plannable);
-    expect([...refusals].sort()).toEqual(['FORBIDDEN', 'NOT_FOUND', 'VALIDATION_FAILED']);
+    expect(tally.plannable).toBeGreaterThan(10);
+    expect(tally.plannedAnswers).toBe(tally.plannable);
+    expect([...tally.refusals].sort()).toEqual(['FORBIDDEN', 'NOT_FOUND', 'VALIDATION_FAILED']);
     // Every status the rule gives: with stock, at zero with an open order, at zero without.
     expect([...statuses].sort()).toEqual(['AVAILABLE', 'PENDING', 'SOLD']);
   });
