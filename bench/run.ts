@@ -56,7 +56,8 @@ import {
 import { cleaningUp, cleanUp, cleanUpOnSignals } from './lib/cleanup.js';
 import { baselinePass } from './lib/baseline.js';
 import { checkBaselineSettings, prepareBaseline } from './lib/baseline-build.js';
-import { adminUrl, createDatabase, databaseUrl, dataSet, leftoverDatabases, loadData, placeOrderFunction, withClient } from './lib/data.js';
+import { adminUrl, closeOrderFunctions, createDatabase, databaseUrl, dataSet, leftoverDatabases, loadData, placeOrderFunction, withClient } from './lib/data.js';
+import { openOrdersIn } from './lib/open-orders.js';
 import { countingPass, loadPass } from './lib/matrix.js';
 import { ladderPass } from './lib/ladder.js';
 import { livePass } from './lib/live.js';
@@ -85,7 +86,7 @@ async function serverFacts() {
   }));
 }
 
-/** The bench's own database: created, migrated, loaded with the data set and the bench's SQL function. */
+/** The bench's own database: created, migrated, loaded with the data set and the bench's SQL functions. */
 async function prepareDatabase() {
   const name = await createDatabase();
   const url = databaseUrl(name);
@@ -97,7 +98,10 @@ async function prepareDatabase() {
   const applied = await applyPendingMigrations(url);
   log(`applied ${applied.join(', ')}; loading the data set`);
   await loadData(url);
-  await withClient(url, (db) => db.query(placeOrderFunction));
+  await withClient(url, async (db) => {
+    for (const sql of [placeOrderFunction, ...closeOrderFunctions]) await db.query(sql);
+  });
+  openOrdersIn(url);
   log('data loaded');
   return { name, url };
 }

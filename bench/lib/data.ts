@@ -156,3 +156,55 @@ BEGIN
 END
 $fn$;
 `;
+
+/**
+ * Nor has it completeOrder or cancelOrder: these two functions close an order as the gateway does
+ * (src/domain/stock.ts, locks.ts): lock the order's pet, then the order (read again under the lock),
+ * refuse one already complete, then lock the stock, complete the order (ship date now unless it had one)
+ * or delete it and return its quantity, and set the entry's and the pet's status.
+ */
+export const closeOrderFunctions = ['complete', 'cancel'].map(
+  (closing) => /* SQL */ `
+CREATE FUNCTION bench_${closing}_order(order_id bigint) RETURNS orders
+LANGUAGE plpgsql VOLATILE AS $fn$
+DECLARE
+  the_pet bigint;
+  closed orders;
+  stock integer;
+  next_status "PetStatus";
+BEGIN
+  SELECT o.pet_id INTO the_pet FROM orders AS o WHERE o.id = bench_${closing}_order.order_id;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'Order % does not exist.', bench_${closing}_order.order_id;
+  END IF;
+  PERFORM 1 FROM pets AS p WHERE p.id = the_pet FOR NO KEY UPDATE;
+  SELECT * INTO closed FROM orders AS o WHERE o.id = bench_${closing}_order.order_id FOR UPDATE;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'Order % does not exist.', bench_${closing}_order.order_id;
+  END IF;
+  IF closed.complete THEN
+    RAISE EXCEPTION 'Order % is already complete.', bench_${closing}_order.order_id;
+  END IF;
+  SELECT i.quantity INTO stock FROM inventory_items AS i WHERE i.pet_id = the_pet FOR UPDATE;
+  ${
+    closing === 'complete'
+      ? `UPDATE orders AS o SET complete = true, ship_date = coalesce(o.ship_date, now())
+    WHERE o.id = bench_complete_order.order_id RETURNING * INTO closed;`
+      : `DELETE FROM orders AS o WHERE o.id = bench_cancel_order.order_id;
+  stock := stock + closed.quantity;`
+  }
+  IF stock IS NOT NULL THEN
+    next_status := CASE
+      WHEN stock > 0 THEN 'available'
+      WHEN EXISTS (SELECT 1 FROM orders AS o WHERE o.pet_id = the_pet AND NOT o.complete) THEN 'pending'
+      ELSE 'sold'
+    END;
+    UPDATE inventory_items AS i SET quantity = stock, status = next_status, updated_at = now() WHERE i.pet_id = the_pet;
+    UPDATE pets AS p SET status = next_status, updated_at = now() WHERE p.id = the_pet AND p.status <> next_status;
+  END IF;
+  RETURN closed;
+END
+$fn$;
+`,
+);
+

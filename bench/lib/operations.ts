@@ -1,4 +1,5 @@
 import { dataSet } from './data.js';
+import { openOrders } from './open-orders.js';
 
 /**
  * The benchmark's operations, each as our gateway serves it and as
@@ -41,6 +42,8 @@ export interface Variant {
   variables?: (fixed?: boolean) => Record<string, unknown>;
   /** REST: the path of each request. */
   restPath?: (fixed?: boolean) => string;
+  /** Makes ready what the next `need` of requests consume (open orders to close), before they are sent and outside any measurement. */
+  supply?: (need: { requests?: number; durationS?: number }) => Promise<void>;
   /** The answer reduced to the data both servers must agree on (undefined: not compared). */
   normalize?: (body: unknown) => unknown;
 }
@@ -190,6 +193,47 @@ const stockPostGraphile = /* GraphQL */ `
 /** A stock count for one of placeOrder's pets, never below what its orders leave. */
 const stockVariables = () => ({ petId: String(randomOrderPetId()), quantity: randomInt(100_000, 200_000) });
 
+const closeGateway = (mutation: string) => /* GraphQL */ `
+  mutation Bench${mutation[0]!.toUpperCase()}${mutation.slice(1)}($id: ID!) {
+    ${mutation}(id: $id) { id petId quantity complete }
+  }`;
+const closePostGraphile = (mutation: string) => /* GraphQL */ `
+  mutation Bench${mutation[0]!.toUpperCase()}${mutation.slice(1)}($id: BigInt!) {
+    bench${mutation[0]!.toUpperCase()}${mutation.slice(1)}(input: { orderId: $id }) { result { rowId petId quantity complete } }
+  }`;
+
+/**
+ * Rows 8 and 9: one write that closes an open order, the same on both servers but for the mutation's
+ * name. Each variant closes orders of its own pool (bench/lib/open-orders.ts), one new order a request.
+ */
+function closingOperation(id: string, mutation: 'completeOrder' | 'cancelOrder', title: string): Operation {
+  const variant = (target: Target): Variant => {
+    const pool = openOrders();
+    return {
+      key: `${target}:${mutation}`,
+      target,
+      label: target === 'gateway' ? `GraphQL ${mutation}` : `GraphQL bench${mutation[0]!.toUpperCase()}${mutation.slice(1)} (SQL function)`,
+      kind: 'graphql',
+      write: true,
+      randomized: true,
+      ...(target === 'gateway' ? { needsToken: true } : {}),
+      query: target === 'gateway' ? closeGateway(mutation) : closePostGraphile(mutation),
+      variables: () => ({ id: pool.take() }),
+      supply: (need) => pool.supply(need),
+    };
+  };
+  return {
+    id,
+    title,
+    gateway: variant('gateway'),
+    postgraphile: variant('postgraphile'),
+    note:
+      `PostGraphile generates no ${mutation}; its column is bench_${mutation === 'completeOrder' ? 'complete' : 'cancel'}_order(), ` +
+      'a PL/pgSQL function written for this benchmark with the gateway’s rules (lock pet, lock order, check, close, ' +
+      'settle the stock and status), exposed as a mutation; each request closes an order opened for it before the cell',
+  };
+}
+
 /** The fields the PostGraphile documents above rely on: [type, field]. */
 export const postGraphileFields: Array<[string, string]> = [
   ['Query', 'allPets'],
@@ -210,6 +254,10 @@ export const postGraphileFields: Array<[string, string]> = [
   ['UpdatePetPayload', 'pet'],
   ['Mutation', 'updateInventoryItemByPetId'],
   ['UpdateInventoryItemPayload', 'inventoryItem'],
+  ['Mutation', 'benchCompleteOrder'],
+  ['BenchCompleteOrderPayload', 'result'],
+  ['Mutation', 'benchCancelOrder'],
+  ['BenchCancelOrderPayload', 'result'],
 ];
 
 const pgPet: Variant = {
@@ -521,6 +569,8 @@ const baseOperations: Operation[] = [
       'updateInventory also locks the pet, settles the entry’s and the pet’s status and creates a missing entry ' +
       '(set_stock(), one statement)',
   },
+  closingOperation('8', 'completeOrder', 'completeOrder (write)'),
+  closingOperation('9', 'cancelOrder', 'cancelOrder (write)'),
 ];
 
 // 1f. the same 50 pets as 1, fetched as a federation router fetches entities: by their keys, through _entities

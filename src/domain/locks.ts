@@ -15,8 +15,9 @@ import type { Tx } from './transaction.js';
  * that one never has to wait.) The database functions that write in one
  * statement take their locks in the same order: place_order
  * (prisma/migrations/*_place_order_function) and set_stock
- * (*_set_stock_function) the pet, then its inventory entry; update_pet
- * (*_update_pet_function) the new category, then the pet.
+ * (*_set_stock_function) the pet, then its inventory entry; close_order
+ * (*_close_order_function) the pet, then the order, then its entry;
+ * update_pet (*_update_pet_function) the new category, then the pet.
  */
 
 export interface LockedPet {

@@ -4,10 +4,8 @@ import { conflict, DomainError, notFound } from '../errors.js';
 import type { InventoryItem, Order, Prisma } from '../generated/prisma/client.js';
 import type { PetStatus } from '../generated/prisma/enums.js';
 import { type Loading, loadsRelation, readWith } from './loading.js';
-import { type LockedPet, lockPet } from './locks.js';
 import type { Tx } from './transaction.js';
 import {
-  type DomainEvent,
   type EventPublisher,
   inventoryChanged,
   orderChanged,
@@ -18,68 +16,18 @@ import { stockStatus } from './stock-status.js';
 import { orderQuantity, stockQuantity, validate } from './validation.js';
 
 /**
- * Stock and orders: the state machine. Every write here is one transaction
- * that first locks the pet's row (see locks.ts for the one lock order), so
- * writes to one pet are serialised: concurrent orders can never take more than
- * is in stock, and the status is always decided from what is committed.
+ * Stock and orders: the state machine. Every write here is one statement, a
+ * database function, that first locks the pet's row (see locks.ts for the one
+ * lock order), so writes to one pet are serialised: concurrent orders can
+ * never take more than is in stock, and the status is always decided from
+ * what is committed. The rules the functions apply come from here: the
+ * statuses (stockStatus), the errors and the events.
  */
 const insufficientStock = (message: string) => new DomainError('INSUFFICIENT_STOCK', message);
-
-async function lockStock(tx: Tx, petId: bigint): Promise<{ quantity: number } | undefined> {
-  const rows = await tx.$queryRaw<{ quantity: number }[]>`
-    SELECT quantity FROM inventory_items WHERE pet_id = ${petId} FOR UPDATE`;
-  return rows[0];
-}
 
 /** The order with the relations in `loading`, read in the transaction. */
 function readOrder(tx: Tx, id: bigint, loading: Loading<Prisma.OrderInclude, Prisma.OrderSelect>) {
   return readWith<Order, Prisma.OrderDefaultArgs>(loading, (shape) => tx.order.findUniqueOrThrow({ ...shape, where: { id } }));
-}
-
-/**
- * Locks an order and its pet, pet first. The order is looked up before its pet
- * is known, so it is read again under the lock: it may have been cancelled or
- * completed meanwhile. Returns the order and its pet as the lock read it.
- */
-async function lockOrder(tx: Tx, id: bigint) {
-  const found = await tx.order.findUnique({ where: { id }, select: { petId: true } });
-  if (!found) throw notFound(`Order ${id} does not exist.`);
-  const pet = await lockPet(tx, found.petId);
-  const rows = await tx.$queryRaw<{ id: bigint }[]>`SELECT id FROM orders WHERE id = ${id} FOR UPDATE`;
-  // The pet goes only with its orders (deletePet locks it first), so a locked order has its pet.
-  if (rows.length === 0 || !pet) throw notFound(`Order ${id} does not exist.`);
-  return { order: await tx.order.findUniqueOrThrow({ where: { id } }), pet };
-}
-
-/**
- * Settles the entry's stock and status and gives the pet the same status,
- * recording the events that tell subscribers (published after commit).
- *
- * `pet` is the pet as this transaction's lock read it: its status is current
- * (no one else can change it while the lock is held), so it is not read again,
- * and the pet is written only when its status changes. Whether an open order
- * exists matters only at zero stock, so only then is it looked up.
- * (placeOrder settles its stock in the database function place_order.)
- */
-async function refreshStatus(
-  tx: Tx,
-  record: (event: DomainEvent) => void,
-  pet: LockedPet,
-  quantity: number,
-): Promise<PetStatus> {
-  const petId = pet.id;
-  const open =
-    quantity > 0
-      ? false
-      : (await tx.order.findFirst({ where: { petId, complete: false }, select: { id: true } })) !== null;
-  const status = stockStatus(quantity, open);
-  await tx.inventoryItem.update({ where: { petId }, data: { quantity, status } });
-  record(inventoryChanged(petId, quantity, status));
-  if (pet.status !== status) {
-    const updated = await tx.pet.update({ where: { id: petId }, data: { status } });
-    record(petStatusChanged(updated, pet.status));
-  }
-  return status;
 }
 
 const inventoryUpdate = z.object({ quantity: stockQuantity });
@@ -237,29 +185,90 @@ export async function placeOrder(
   });
 }
 
+/** What the database function close_order answers (prisma/migrations/*_close_order_function). */
+interface CloseOrderRow {
+  outcome: 'no order' | 'complete' | 'completed' | 'cancelled';
+  pet_id: string | bigint | null;
+  quantity: number | null;
+  ship_date: Date | null;
+  created_at: Date | null;
+  /** The entry's stock after the order closed; null when the pet has no entry. */
+  stock: number | null;
+  entry_status: PetStatus | null;
+  previous_status: PetStatus | null;
+  pet_name: string | null;
+  pet_category_id: string | bigint | null;
+}
+
+const CLOSE_ORDER = `SELECT * FROM close_order($1::bigint, $2::boolean, $3::"PetStatus", $4::"PetStatus", $5::"PetStatus")`;
+
+type Closing = 'complete' | 'cancel';
+
+function closeOrderInDatabase(db: PrismaClient | Tx, id: bigint, closing: Closing): Promise<CloseOrderRow> {
+  return oneRow<CloseOrderRow>(db, CLOSE_ORDER, [id, closing === 'cancel', stockStatus(1, false), stockStatus(0, true), stockStatus(0, false)]);
+}
+
+const alreadyComplete: Record<Closing, (id: bigint) => string> = {
+  complete: (id) => `Order ${id} is already complete.`,
+  cancel: (id) => `Order ${id} is complete and can no longer be cancelled.`,
+};
+
 /**
- * Marks an open order complete; its ship date defaults to now. Returns the
- * order with the relations in `loading`, read in the same transaction.
+ * The order the row says was closed (completed, or as it was before it was cancelled), and the
+ * events it records: the order, the stock it left and, when that changed it, the pet's status.
+ * Throws the domain's error for a refusal.
  */
-export async function completeOrder(
+function closedOrder(row: CloseOrderRow, id: bigint, closing: Closing) {
+  if (row.outcome === 'no order') throw notFound(`Order ${id} does not exist.`);
+  if (row.outcome === 'complete') throw conflict(alreadyComplete[closing](id));
+  const petId = BigInt(row.pet_id!);
+  const order: Order = { id, petId, quantity: row.quantity!, shipDate: row.ship_date, complete: closing === 'complete', createdAt: row.created_at! };
+  const events = [orderChanged(closing === 'complete' ? 'completed' : 'cancelled', order)];
+  if (row.stock !== null) {
+    const status = row.entry_status!;
+    events.push(inventoryChanged(petId, row.stock, status));
+    if (status !== row.previous_status) {
+      events.push(petStatusChanged({ id: petId, name: row.pet_name!, categoryId: BigInt(row.pet_category_id!), status }, row.previous_status!));
+    }
+  }
+  return { order, events };
+}
+
+/**
+ * Completes or cancels an open order and settles its pet's stock and status: one statement, the
+ * database function close_order (its migration says what it locks and checks). Returns the order;
+ * with its pet in `loading`, the call and the pet's read are one transaction, so the pet shows the
+ * state this write produced. A cancelled order is gone, so its pet is read by the pet's own id.
+ */
+async function closeOrder(
+  db: PrismaClient,
+  events: EventPublisher,
+  id: bigint,
+  closing: Closing,
+  loading: Loading<Prisma.OrderInclude, Prisma.OrderSelect>,
+): Promise<Order> {
+  const pet = loading.select?.pet ?? loading.include?.pet;
+  if (!pet) {
+    const closed = closedOrder(await closeOrderInDatabase(db, id, closing), id, closing);
+    for (const event of closed.events) events.publish(event);
+    return closed.order;
+  }
+  return transactionWithEvents(db, events, async (tx, record) => {
+    const closed = closedOrder(await closeOrderInDatabase(tx, id, closing), id, closing);
+    for (const event of closed.events) record(event);
+    const loaded = await tx.pet.findUniqueOrThrow({ where: { id: closed.order.petId }, ...(pet === true ? {} : pet) });
+    return { ...closed.order, pet: loaded };
+  });
+}
+
+/** Marks an open order complete; its ship date becomes now unless it had one. Returns the order with the relations in `loading`. */
+export function completeOrder(
   db: PrismaClient,
   events: EventPublisher,
   id: bigint,
   loading: Loading<Prisma.OrderInclude, Prisma.OrderSelect> = {},
-  now = new Date(),
 ) {
-  return transactionWithEvents(db, events, async (tx, record) => {
-    const { order, pet } = await lockOrder(tx, id);
-    if (order.complete) throw conflict(`Order ${id} is already complete.`);
-    const stock = await lockStock(tx, order.petId);
-    const completed = await tx.order.update({
-      where: { id },
-      data: { complete: true, shipDate: order.shipDate ?? now },
-    });
-    record(orderChanged('completed', completed));
-    if (stock) await refreshStatus(tx, record, pet, stock.quantity);
-    return loadsRelation(loading, 'pet') ? readOrder(tx, id, loading) : completed;
-  });
+  return closeOrder(db, events, id, 'complete', loading);
 }
 
 /**
@@ -267,25 +276,13 @@ export async function completeOrder(
  * stock. Returns the order as it was, with the relations in `loading` as they
  * are after the cancellation (its pet's stock and status already restored).
  */
-export async function cancelOrder(
+export function cancelOrder(
   db: PrismaClient,
   events: EventPublisher,
   id: bigint,
   loading: Loading<Prisma.OrderInclude, Prisma.OrderSelect> = {},
 ) {
-  return transactionWithEvents(db, events, async (tx, record) => {
-    const { order, pet: lockedPet } = await lockOrder(tx, id);
-    if (order.complete) throw conflict(`Order ${id} is complete and can no longer be cancelled.`);
-    const stock = await lockStock(tx, order.petId);
-    await tx.order.delete({ where: { id } });
-    record(orderChanged('cancelled', order));
-    if (stock) await refreshStatus(tx, record, lockedPet, stock.quantity + order.quantity);
-    const pet = loading.select?.pet ?? loading.include?.pet;
-    if (!pet) return order;
-    // The order is gone, so its pet is loaded through the pet's own id.
-    const loaded = await tx.pet.findUniqueOrThrow({ where: { id: order.petId }, ...(pet === true ? {} : pet) });
-    return { ...order, pet: loaded };
-  });
+  return closeOrder(db, events, id, 'cancel', loading);
 }
 
 export interface StatusTotal {

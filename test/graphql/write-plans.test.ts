@@ -156,10 +156,12 @@ type Sent = Parameters<typeof send>[1];
  * One write sent three times to each gateway (yoga runs a document's first request, its plan the
  * next ones), the two answers compared each time, then `readAfter` on both; returns the planned
  * gateway's reads. A later request without `relation` and without errors is one a plan must answer.
+ * A write that can succeed only once (closing an order) gives each time's request by `requestOf`.
  */
-async function writeThriceOnBoth(request: Sent, tally: Tally, relation: boolean, readAfter?: Sent) {
+async function writeThriceOnBoth(requestOf: Sent | ((time: number) => Promise<Sent>), tally: Tally, relation: boolean, readAfter?: Sent) {
   const reads: Array<Awaited<ReturnType<typeof send>>> = [];
   for (let time = 0; time < 3; time++) {
+    const request = typeof requestOf === 'function' ? await requestOf(time) : requestOf;
     const before = await executions(planned);
     const plannedAnswer = await send(planned, request);
     const wasPlanned = ((await executions(planned)).plan ?? 0) > (before.plan ?? 0);
@@ -317,6 +319,85 @@ describe('planned writes', () => {
     expect(tally.plannable).toBeGreaterThan(10);
     expect(tally.plannedAnswers).toBe(tally.plannable);
     expect([...tally.refusals].sort()).toEqual(['FORBIDDEN', 'NOT_FOUND', 'VALIDATION_FAILED']);
+    // Every status the rule gives: with stock, at zero with an open order, at zero without.
+    expect([...statuses].sort()).toEqual(['AVAILABLE', 'PENDING', 'SOLD']);
+  });
+
+  it('answer generated completeOrder and cancelOrder documents as field-by-field execution does, refusals included, and leave the same orders and stock', async () => {
+    // Pets alike on both databases: stock left; none left, with an order open besides the one closed; none left
+    // and no other order; no inventory entry. Each gets an order of its own ids on both databases.
+    const kinds = ['stocked', 'zeroOthersOpen', 'zeroAlone', 'noEntry'] as const;
+    const closingPets = {} as Record<(typeof kinds)[number], string>;
+    const category = (await planned.prisma.category.findFirstOrThrow({ where: { name: 'Write plans' } })).id;
+    for (const gateway of [planned, fieldByField]) {
+      for (const [kind, quantity] of [['stocked', 5], ['zeroOthersOpen', 0], ['zeroAlone', 0], ['noEntry', undefined]] as const) {
+        const pet = await gateway.prisma.pet.create({ data: { name: `Closing ${kind}`, categoryId: category, status: quantity ? 'available' : 'pending' } });
+        if (quantity !== undefined) await gateway.prisma.inventoryItem.create({ data: { petId: pet.id, quantity, status: quantity ? 'available' : 'pending' } });
+        if (kind === 'zeroOthersOpen') await gateway.prisma.order.create({ data: { id: 799_999n, petId: pet.id, quantity: 1 } });
+        if (closingPets[kind] !== undefined) expect(String(pet.id)).toBe(closingPets[kind]);
+        closingPets[kind] = String(pet.id);
+      }
+    }
+    const shipDate = new Date('2027-03-01T09:30:00.000Z');
+    let nextOrderId = 800_000n;
+    /** The same open order on both databases, with the same id. */
+    const openOrder = async (petId: string, shipped: boolean) => {
+      const id = nextOrderId++;
+      for (const gateway of [planned, fieldByField]) {
+        await gateway.prisma.order.create({ data: { id, petId: BigInt(petId), quantity: 2, shipDate: shipped ? shipDate : null } });
+      }
+      return String(id);
+    };
+    const change = fc.record({
+      mutation: fc.constantFrom('completeOrder', 'cancelOrder'),
+      pet: fc.constantFrom(...kinds),
+      order: fc.constantFrom('open', 'open', 'open', 'missing'),
+      shipped: fc.boolean(),
+      selection: fc.subarray(['id', 'petId', 'quantity', 'complete', 'shipDate', 'nodeId', '__typename', 'howMany: quantity'], { minLength: 1 }),
+      relation: fc.integer({ min: 0, max: 5 }).map((n) => n === 0),
+      refused: fc.integer({ min: 0, max: 8 }).map((n) => n === 0),
+    });
+    const tally = newTally();
+    const statuses = new Set<string>();
+    await fc.assert(
+      fc.asyncProperty(change, async (choice) => {
+        const petId = closingPets[choice.pet];
+        // Each run starts its pet as its kind says: cancelled orders returned stock, refused ones stayed open.
+        for (const gateway of [planned, fieldByField]) {
+          await gateway.prisma.inventoryItem.updateMany({ where: { petId: BigInt(petId) }, data: { quantity: choice.pet === 'stocked' ? 5 : 0 } });
+          await gateway.prisma.order.updateMany({ where: { petId: BigInt(petId), complete: false, id: { gte: 800_000n } }, data: { complete: true, shipDate } });
+        }
+        // A ship date set to now differs between the two databases; it is compared only where it was given.
+        const selection = choice.selection.filter((field) => field !== 'shipDate' || choice.shipped || choice.mutation === 'cancelOrder');
+        const fields = [...(selection.length > 0 ? selection : ['id']), ...(choice.relation ? ['pet { status inventory { quantity status } }'] : [])].join(' ');
+        const text = `mutation Close($id: ID!) { ${choice.mutation}(id: $id) { ${fields} } }`;
+        const scopeList = choice.refused ? allScopes.filter((scope) => scope !== scopes.writeOrders) : allScopes;
+        // A new order the first two times; the third closes the second's again (CONFLICT or NOT_FOUND).
+        let id = '987654321';
+        const requestOf = async (time: number) => {
+          if (choice.order === 'open' && time < 2) id = await openOrder(petId, choice.shipped);
+          return { text, variables: { id }, scopes: scopeList };
+        };
+        const stock = { text: STOCK, variables: { id: petId }, scopes: allScopes };
+        const reads = await writeThriceOnBoth(requestOf, tally, choice.relation, stock);
+        for (const read of reads) statuses.add(String((read.body as { data?: { pet?: { status?: string } } }).data?.pet?.status));
+      }),
+      { numRuns: 60, seed: 20261127 },
+    );
+    const ids = Object.values(closingPets).map(BigInt);
+    const ordersOf = async (gateway: TestGateway) =>
+      (await gateway.prisma.order.findMany({ where: { petId: { in: ids } }, orderBy: { id: 'asc' }, select: { id: true, petId: true, quantity: true, shipDate: true, complete: true } }))
+        // Completed here without one, an order's ship date is when it was completed: on each database its own now.
+        .map((order) => ({ ...order, shipDate: order.shipDate?.getTime() === shipDate.getTime() ? order.shipDate : order.shipDate !== null }));
+    const stockOf = (gateway: TestGateway) =>
+      gateway.prisma.inventoryItem.findMany({ where: { petId: { in: ids } }, orderBy: { petId: 'asc' }, select: { petId: true, quantity: true, status: true } });
+    const petStatuses = (gateway: TestGateway) => gateway.prisma.pet.findMany({ where: { id: { in: ids } }, orderBy: { id: 'asc' }, select: { id: true, status: true } });
+    expect(await ordersOf(planned)).toEqual(await ordersOf(fieldByField));
+    expect(await stockOf(planned)).toEqual(await stockOf(fieldByField));
+    expect(await petStatuses(planned)).toEqual(await petStatuses(fieldByField));
+    expect(tally.plannable).toBeGreaterThan(10);
+    expect(tally.plannedAnswers).toBe(tally.plannable);
+    expect([...tally.refusals].sort()).toEqual(['CONFLICT', 'FORBIDDEN', 'NOT_FOUND']);
     // Every status the rule gives: with stock, at zero with an open order, at zero without.
     expect([...statuses].sort()).toEqual(['AVAILABLE', 'PENDING', 'SOLD']);
   });

@@ -175,3 +175,58 @@ describe('completing and cancelling at the same time', () => {
     expect(await gateway.prisma.order.count({ where: { petId, complete: false } })).toBe(0);
   });
 });
+
+describe('the write path', () => {
+  const complete = 'mutation Complete($id: ID!) { completeOrder(id: $id) { id complete } }';
+  const cancel = 'mutation Cancel($id: ID!) { cancelOrder(id: $id) { id quantity } }';
+
+  it('completes or cancels in one statement, its own transaction, when nothing of its pet is asked for', async () => {
+    const petId = await petWithStock(4);
+    for (const [document, name] of [[complete, 'completeOrder'], [cancel, 'cancelOrder']] as const) {
+      const placed = await order(petId.toString(), 1);
+      gateway.statements.length = 0;
+      const response = await gateway.graphql(document, { id: placed.id });
+      expect(response.errors, name).toBeUndefined();
+      // Prisma's query log would show a transaction's COMMIT: there is none.
+      expect(gateway.statements, name).toEqual([expect.stringMatching(/^\s*SELECT \* FROM close_order\(/)]);
+    }
+  });
+
+  it('reads the pet it is asked for in the same transaction as the write: the write, the read, COMMIT', async () => {
+    const petId = await petWithStock(1);
+    const placed = await order(petId.toString(), 1);
+    gateway.statements.length = 0;
+    const { cancelOrder } = await client.ok(CancelOrderDocument, { id: placed.id });
+    // The stock the cancellation gave back, though the order itself is gone.
+    expect(cancelOrder.pet).toEqual({ id: petId.toString(), status: 'AVAILABLE', inventory: { quantity: 1, status: 'AVAILABLE' } });
+    expect(gateway.statements.map((sql) => sql.trim())).toEqual([
+      expect.stringMatching(/^SELECT \* FROM close_order\(/),
+      // The pet and its entry in one read.
+      expect.stringMatching(/^SELECT .* FROM "public"."pets"/),
+      'COMMIT',
+    ]);
+  });
+
+  it('closes an order once when it is completed and cancelled at the same time: the other is refused, the stock counted once', async () => {
+    for (let round = 0; round < 5; round++) {
+      const petId = await petWithStock(2);
+      const placed = await order(petId.toString(), 2);
+      const [completed, cancelled] = await Promise.all([
+        gateway.graphql(complete, { id: placed.id }),
+        gateway.graphql(cancel, { id: placed.id }),
+      ]);
+      const entry = await gateway.prisma.inventoryItem.findUniqueOrThrow({ where: { petId } });
+      if (completed.errors) {
+        // The cancellation came first: the order is gone and its two units are back.
+        expect(completed.errors[0]?.extensions?.code).toBe('NOT_FOUND');
+        expect(cancelled.errors).toBeUndefined();
+        expect(entry).toMatchObject({ quantity: 2, status: 'available' });
+        expect(await gateway.prisma.order.count({ where: { petId } })).toBe(0);
+      } else {
+        expect(cancelled.errors?.[0]?.extensions?.code).toBe('CONFLICT');
+        expect(entry).toMatchObject({ quantity: 0, status: 'sold' });
+        expect(await gateway.prisma.order.count({ where: { petId, complete: true } })).toBe(1);
+      }
+    }
+  });
+});
