@@ -3,16 +3,26 @@ import pg from 'pg';
 import { undoLater } from './cleanup.js';
 import { log } from './config.js';
 
-/** The data set: 50 categories, 10,000 pets each with inventory, 50,000 orders. */
+/**
+ * The data set: 50 categories, 10,000 pets each with inventory, 50,000 orders; BENCH_SCALE times the
+ * pets and orders (10: 100,000 pets and 500,000 orders in the same 50 categories).
+ */
+export const dataScale = benchScale();
 export const dataSet = {
   categories: 50,
-  pets: 10_000,
-  /** Pets 1..readPets are read and carry the 50,000 orders; the rest are kept for placeOrder. */
-  readPets: 9_000,
-  orders: 50_000,
+  pets: 10_000 * dataScale,
+  /** Pets 1..readPets are read and carry the orders; the rest are kept for placeOrder. */
+  readPets: 9_000 * dataScale,
+  orders: 50_000 * dataScale,
   /** Stock of each placeOrder pet: never runs out during a run. */
   orderPetStock: 1_000_000,
 } as const;
+
+function benchScale(): number {
+  const value = Number(process.env.BENCH_SCALE ?? 1);
+  if (!Number.isInteger(value) || value < 1 || value > 100) throw new Error(`BENCH_SCALE must be a whole number from 1 to 100, not "${process.env.BENCH_SCALE}"`);
+  return value;
+}
 
 export const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 

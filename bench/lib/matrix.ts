@@ -42,7 +42,7 @@ export async function wireCounterFor(url: string) {
  * requests unmeasured, then BENCH_COUNT_REQUESTS sequential ones, counted on the wire.
  */
 export async function countPerRequest(server: ServerProcess, variant: Variant, counter: PgWireCounter) {
-  await variant.supply?.({ requests: settings.countRequests + 3 });
+  await variant.supply?.({ requests: settings.countRequests + 3, url: server.url });
   for (let i = 0; i < 3; i++) await send(server, variant);
   await sleep(100);
   const before = counter.snapshot();
@@ -132,7 +132,7 @@ interface AutocannonResult {
 }
 
 export async function drive(server: ServerProcess, variant: Variant, connections: number, durationS: number) {
-  await variant.supply?.({ durationS });
+  await variant.supply?.({ durationS, url: server.url });
   const request = requestOf(variant);
   const headers = {
     ...headersFor(variant),
@@ -169,7 +169,7 @@ export async function cell(
   durationS = settings.durationS,
 ): Promise<CellResult> {
   // Before the readings: the database's work to make it ready is not the cell's.
-  await variant.supply?.({ durationS });
+  await variant.supply?.({ durationS, url: server.url });
   const lookupsBefore = variant.responseCache ? await cacheLookups(server) : undefined;
   const cpuBefore = cpuMs(server.pid);
   const machineBefore = machineCpu();

@@ -16,6 +16,13 @@ export type Target = 'gateway' | 'postgraphile';
 export type TraceLevel = 'sampled' | 'all';
 export const traceRatios: Record<TraceLevel, string> = { sampled: '0.1', all: '1' };
 
+/** What `supply` is asked to make ready: for so many requests, or for so long a drive, to the server at `url`. */
+export interface Need {
+  requests?: number;
+  durationS?: number;
+  url: string;
+}
+
 export interface Variant {
   /** Unique; a PostGraphile variant shared by two operations is measured once. */
   key: string;
@@ -42,8 +49,11 @@ export interface Variant {
   variables?: (fixed?: boolean) => Record<string, unknown>;
   /** REST: the path of each request. */
   restPath?: (fixed?: boolean) => string;
-  /** Makes ready what the next `need` of requests consume (open orders to close), before they are sent and outside any measurement. */
-  supply?: (need: { requests?: number; durationS?: number }) => Promise<void>;
+  /**
+   * Makes ready, before they are sent and outside any measurement, what the next requests to the server
+   * at `url` need: open orders to close, a cursor to ask it for.
+   */
+  supply?: (need: Need) => Promise<void>;
   /** The answer reduced to the data both servers must agree on (undefined: not compared). */
   normalize?: (body: unknown) => unknown;
 }
@@ -159,6 +169,58 @@ const orderRow = (order: Json) => [
   time(order.shipDate),
   order.complete,
 ];
+
+// 4d. the page of 50 orders after the 10,000th: each server's own cursor for that row
+/** How many rows in the deep page starts. */
+export const DEEP_ROWS = 10_000;
+const deepOrdersGateway = /* GraphQL */ `
+  query BenchDeepOrders($first: Int!, $after: String!) {
+    orders(first: $first, after: $after) {
+      edges { node { id petId quantity shipDate complete } }
+      pageInfo { hasNextPage endCursor }
+    }
+  }`;
+const deepOrdersPostGraphile = /* GraphQL */ `
+  query BenchDeepOrders($first: Int!, $after: Cursor!) {
+    allOrders(first: $first, after: $after, orderBy: PRIMARY_KEY_ASC) {
+      edges { node { rowId petId quantity shipDate complete } }
+      pageInfo { hasNextPage endCursor }
+    }
+  }`;
+/** The gateway's cursors are the row's id (src/pothos-plugins/paging.ts); orders have ids 1, 2, 3… */
+const gatewayCursorOfRow = (row: number) => Buffer.from(`GPC:I:${row}`).toString('base64');
+/** PostGraphile's cursor of the 10,000th order, as it hands it out (its cursors digest its ordering). */
+let postGraphileDeepCursor: string | undefined;
+async function postGraphileCursorOfRow(url: string, row: number): Promise<string> {
+  const response = await fetch(`${url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      query: `query { allOrders(first: 1, offset: ${row - 1}, orderBy: PRIMARY_KEY_ASC) { edges { cursor node { rowId } } } }`,
+    }),
+  });
+  const edge = obj(list(obj(data(await response.json()).allOrders).edges)[0]);
+  if (String(obj(edge.node).rowId) !== String(row)) throw new Error(`PostGraphile's order ${row} has no cursor: ${JSON.stringify(edge)}`);
+  return String(edge.cursor);
+}
+
+// 4t. the first page of 50 orders with totalCount
+const countedOrdersGateway = /* GraphQL */ `
+  query BenchCountedOrders($first: Int!) {
+    orders(first: $first) {
+      totalCount
+      edges { node { id petId quantity shipDate complete } }
+      pageInfo { hasNextPage endCursor }
+    }
+  }`;
+const countedOrdersPostGraphile = /* GraphQL */ `
+  query BenchCountedOrders($first: Int!) {
+    allOrders(first: $first, orderBy: PRIMARY_KEY_ASC) {
+      totalCount
+      edges { node { rowId petId quantity shipDate complete } }
+      pageInfo { hasNextPage endCursor }
+    }
+  }`;
 
 // 5. placeOrder: one unit of a pet kept for orders (PostGraphile: the function's row is the payload's `result`)
 const placeOrderGateway = /* GraphQL */ `
@@ -482,6 +544,60 @@ const baseOperations: Operation[] = [
       normalize: (body) => nodes(data(body).orders).map(orderRow),
     },
     postgraphile: pgOrders,
+  },
+  {
+    id: '4d',
+    title: `orders(first: 50) after the ${DEEP_ROWS.toLocaleString('en-US')}th, GraphQL`,
+    gateway: {
+      key: 'gateway:deep-orders',
+      target: 'gateway',
+      label: `GraphQL orders(first: 50, after: the cursor of order ${DEEP_ROWS})`,
+      kind: 'graphql',
+      write: false,
+      needsToken: true,
+      query: deepOrdersGateway,
+      variables: () => ({ first: 50, after: gatewayCursorOfRow(DEEP_ROWS) }),
+      normalize: (body) => nodes(data(body).orders).map(orderRow),
+    },
+    postgraphile: {
+      key: 'postgraphile:deep-orders',
+      target: 'postgraphile',
+      label: `GraphQL allOrders(first: 50, after: its cursor of order ${DEEP_ROWS})`,
+      kind: 'graphql',
+      write: false,
+      query: deepOrdersPostGraphile,
+      supply: async ({ url }) => {
+        postGraphileDeepCursor ??= await postGraphileCursorOfRow(url, DEEP_ROWS);
+      },
+      variables: () => ({ first: 50, after: postGraphileDeepCursor }),
+      normalize: (body) => nodes(data(body).allOrders).map(orderRow),
+    },
+    note: 'each server with the cursor it hands out for that row (PostGraphile’s asked of it once, before the cell)',
+  },
+  {
+    id: '4t',
+    title: 'orders(first: 50) with totalCount, GraphQL',
+    gateway: {
+      key: 'gateway:counted-orders',
+      target: 'gateway',
+      label: 'GraphQL orders(first: 50) { totalCount … }',
+      kind: 'graphql',
+      write: false,
+      needsToken: true,
+      query: countedOrdersGateway,
+      variables: () => ({ first: 50 }),
+      normalize: (body) => [nodes(data(body).orders).map(orderRow), obj(data(body).orders).totalCount],
+    },
+    postgraphile: {
+      key: 'postgraphile:counted-orders',
+      target: 'postgraphile',
+      label: 'GraphQL allOrders(first: 50) { totalCount … }',
+      kind: 'graphql',
+      write: false,
+      query: countedOrdersPostGraphile,
+      variables: () => ({ first: 50 }),
+      normalize: (body) => [nodes(data(body).allOrders).map(orderRow), obj(data(body).allOrders).totalCount],
+    },
   },
   {
     id: '5',

@@ -33,6 +33,7 @@ export const benchSettings: Setting[] = [
   { name: 'BENCH_WARMUP', default: '5', what: 'Seconds of warm-up per variant.' },
   { name: 'BENCH_CONCURRENCY', default: '1,10,50', what: 'Concurrency levels of the load pass (the ladder and baseline passes take those of 10 and more).' },
   { name: 'BENCH_COUNT_REQUESTS', default: '20', what: 'Sequential requests per variant in the counting pass.' },
+  { name: 'BENCH_SCALE', default: '1', what: 'Times the data set\'s pets and orders (10: 100,000 pets and 500,000 orders in the same 50 categories).' },
   { name: 'BENCH_ONLY', default: 'all', what: 'Operation ids to run, e.g. 1,1c,3b (the ladder pass takes those of its reads 1, 2, 3a, 4b).' },
   { name: 'BENCH_MIX', default: '1', what: '0: skip the realistic mix pass (as BENCH_PASSES without mix).' },
   { name: 'BENCH_REPLICAS', default: '1', what: '0: skip the replica routing pass (as BENCH_PASSES without replicas).' },

@@ -326,7 +326,7 @@ export function requestOf(variant: Variant, fixed = false): { method: 'GET' | 'P
 }
 
 export async function send(server: ServerProcess, variant: Variant, fixed = false) {
-  await variant.supply?.({ requests: 1 });
+  await variant.supply?.({ requests: 1, url: server.url });
   const request = requestOf(variant, fixed);
   const response = await fetch(`${server.url}${request.path}`, {
     method: request.method,

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { findMany, type FindManyArgs, statementFor } from '../../src/database/find-many.js';
+import { findMany, type FindManyArgs, findManyWithTotal, statementFor } from '../../src/database/find-many.js';
 import { useTestGateway } from '../support/gateway.js';
 
 /**
@@ -94,6 +94,18 @@ describe('the gateway\'s own statements', () => {
         const prisma = await gateway.prisma.pet.findMany(args as Parameters<typeof gateway.prisma.pet.findMany>[0]);
         const own = await findMany(gateway.prisma, 'pet', args, () => Promise.reject(new Error('read through Prisma')));
         expect(own).toEqual(prisma);
+        // The page with the count of its whole list, in one statement; an empty page is counted on its own.
+        const count = await gateway.prisma.pet.count({ where: args.where } as Parameters<typeof gateway.prisma.pet.count>[0]);
+        let countedApart = false;
+        const withTotal = await findManyWithTotal(gateway.prisma, 'pet', args, {
+          rows: () => Promise.reject(new Error('read through Prisma')),
+          total: async () => {
+            countedApart = true;
+            return count;
+          },
+        });
+        expect(withTotal).toEqual({ rows: prisma, total: count });
+        expect(countedApart).toBe(prisma.length === 0);
         compared++;
       }),
       { numRuns: 200, seed: 20261127 },

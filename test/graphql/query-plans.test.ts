@@ -268,6 +268,24 @@ describe('query plans, checked against field-by-field execution', () => {
     expect(gateway.statements.filter((statement) => statement.startsWith('/* petstore read */')).length).toBeGreaterThan(50);
   });
 
+  it('read a page and its totalCount in one statement: one connection a request, not two at once', async () => {
+    const text = 'query Counted($after: String) { orders(first: 2, after: $after) { totalCount nodes { id } pageInfo { endCursor } } }';
+    const total = await gateway.prisma.order.count();
+    // Yoga answers the document first; its plan the next times.
+    await gateway.graphql(text);
+    gateway.statements.length = 0;
+    const first = await gateway.graphql<{ orders: { totalCount: number; nodes: unknown[]; pageInfo: { endCursor: string } } }>(text);
+    expect(first.data?.orders).toMatchObject({ totalCount: total, nodes: [expect.anything(), expect.anything()] });
+    expect(gateway.statements).toEqual([expect.stringMatching(/^\/\* petstore read \*\/ SELECT .*\(SELECT count\(\*\) FROM "public"\."orders"/)]);
+    // A page past the end has no row to carry the count: it is counted on its own, and still told.
+    const last = Buffer.from(`GPC:I:${(await gateway.prisma.order.findFirstOrThrow({ orderBy: { id: 'desc' } })).id}`).toString('base64');
+    gateway.statements.length = 0;
+    const past = await gateway.graphql<{ orders: { totalCount: number; nodes: unknown[] } }>(text, { after: last });
+    expect(past.data?.orders).toMatchObject({ totalCount: total, nodes: [] });
+    expect(gateway.statements).toHaveLength(2);
+    expect(gateway.differential.mismatches).toEqual([]);
+  });
+
   it('answer the same for a caller without the scope a field needs (the plan leaves it to graphql-js)', async () => {
     const readOnly = await testToken([allScopeNames.writeCatalog]);
     const text = '{ pets(first: 2) { nodes { id orders { totalCount } } } orders(first: 1) { totalCount } }';

@@ -3,7 +3,7 @@ import { getConnectionPageSize, validateConnectionArguments } from '@pothos/core
 import type { FieldNode, GraphQLField, GraphQLSchema } from 'graphql';
 import type { PrismaClient } from '../../database/client.js';
 import { findByKey } from '../../database/find-by-key.js';
-import { findMany } from '../../database/find-many.js';
+import { type FindManyArgs, findMany, findManyWithTotal } from '../../database/find-many.js';
 import type { Lookups } from '../../domain/lookups.js';
 import type { Principal } from '../../auth/scopes.js';
 import { checkPageSize, type PageArgs } from '../../pothos-plugins/paging.js';
@@ -179,16 +179,27 @@ async function rootValue(pass: Pass, request: PlanRequest, field: RootPlan): Pro
   if (field.kind !== 'list' || read.kind !== 'list' || read.model === undefined) throw new Error('a root list without a model');
   const page = pageQuery(read, args as PageArgs);
   const listRead = read.read(args);
-  const delegate = delegateOf(request.prisma, read.model);
-  const readRows = () => {
-    const query = { ...page, select: selectOf(pass, field.connection.node), ...readOptions(listRead) };
-    return request.ownStatements ? findMany(request.prisma, read.model!, query, () => delegate.findMany(query)) : delegate.findMany(query);
-  };
-  const [rows, totalCount] = await Promise.all([
-    field.connection.rows ? readRows() : [],
-    field.connection.totalCount ? delegate.count({ where: listRead.where }) : undefined,
-  ]);
+  const query = field.connection.rows ? { ...page, select: selectOf(pass, field.connection.node), ...readOptions(listRead) } : undefined;
+  const { rows, totalCount } = await readList(request, read.model, query, field.connection.totalCount ? listRead.where : false);
   return shapeConnection(pass, field.connection, read, args as PageArgs, page.take, rows, totalCount);
+}
+
+/**
+ * A root list's page (`query`, unless only its count is asked) and the count of what `countWhere`
+ * matches (false: not asked): by the gateway's own statement where there is one, both in one.
+ */
+async function readList(request: PlanRequest, model: Model, query: FindManyArgs | undefined, countWhere: ListRead['where'] | false) {
+  const delegate = delegateOf(request.prisma, model);
+  const count = () => delegate.count({ where: countWhere || undefined });
+  if (!query) return { rows: [], totalCount: countWhere === false ? undefined : await count() };
+  const viaPrisma = () => delegate.findMany(query);
+  if (!request.ownStatements) {
+    const [rows, totalCount] = await Promise.all([viaPrisma(), countWhere === false ? undefined : count()]);
+    return { rows, totalCount };
+  }
+  if (countWhere === false) return { rows: await findMany(request.prisma, model, query, viaPrisma), totalCount: undefined };
+  const { rows, total } = await findManyWithTotal(request.prisma, model, query, { rows: viaPrisma, total: count });
+  return { rows, totalCount: total };
 }
 
 /** A global id as node(id:)'s argument gives it, decoded (src/pothos-plugins/global-ids.ts). */
