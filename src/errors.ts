@@ -154,6 +154,11 @@ const QUERY_CANCELED = '57014';
 /** SQLSTATE 22021 (character_not_in_repertoire) and 22P05 (untranslatable_character). */
 const UNSTORABLE_TEXT = new Set(['22021', '22P05']);
 
+/** A write refused by a foreign key: the row it refers to does not exist (SQLSTATE 23503, Prisma's P2003). */
+export function isForeignKeyViolation(error: unknown): boolean {
+  return (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2003') || postgresCode(error) === '23503';
+}
+
 /**
  * The SQLSTATE of a PostgreSQL error as it arrives through Prisma's pg
  * driver adapter: wrapped in a PrismaClientKnownRequestError whose

@@ -296,6 +296,18 @@ function closingOperation(id: string, mutation: 'completeOrder' | 'cancelOrder',
   };
 }
 
+// 10. createPet: a new pet in the last category, named to sort after every other (the reads never page that far)
+const createPetGateway = /* GraphQL */ `
+  mutation BenchCreatePet($input: NewPet!) {
+    createPet(input: $input) { id name status categoryId }
+  }`;
+const createPetPostGraphile = /* GraphQL */ `
+  mutation BenchCreatePet($name: String!, $categoryId: BigInt!, $now: Datetime!) {
+    createPet(input: { pet: { name: $name, categoryId: $categoryId, updatedAt: $now } }) { pet { rowId name status categoryId } }
+  }`;
+let created = 0;
+const newPetName = () => `zz bench ${++created}`;
+
 /** The fields the PostGraphile documents above rely on: [type, field]. */
 export const postGraphileFields: Array<[string, string]> = [
   ['Query', 'allPets'],
@@ -316,6 +328,8 @@ export const postGraphileFields: Array<[string, string]> = [
   ['UpdatePetPayload', 'pet'],
   ['Mutation', 'updateInventoryItemByPetId'],
   ['UpdateInventoryItemPayload', 'inventoryItem'],
+  ['Mutation', 'createPet'],
+  ['CreatePetPayload', 'pet'],
   ['Mutation', 'benchCompleteOrder'],
   ['BenchCompleteOrderPayload', 'result'],
   ['Mutation', 'benchCancelOrder'],
@@ -687,6 +701,33 @@ const baseOperations: Operation[] = [
   },
   closingOperation('8', 'completeOrder', 'completeOrder (write)'),
   closingOperation('9', 'cancelOrder', 'cancelOrder (write)'),
+  {
+    id: '10',
+    title: 'createPet (write)',
+    gateway: {
+      key: 'gateway:create-pet',
+      target: 'gateway',
+      label: 'GraphQL createPet',
+      kind: 'graphql',
+      write: true,
+      needsToken: true,
+      randomized: true,
+      query: createPetGateway,
+      variables: () => ({ input: { name: newPetName(), categoryId: String(dataSet.categories) } }),
+    },
+    postgraphile: {
+      key: 'postgraphile:create-pet',
+      target: 'postgraphile',
+      label: 'GraphQL createPet (its CRUD mutation)',
+      kind: 'graphql',
+      write: true,
+      randomized: true,
+      query: createPetPostGraphile,
+      // updated_at has no default in the table (Prisma's @updatedAt sets it): PostGraphile's caller gives it.
+      variables: () => ({ name: newPetName(), categoryId: String(dataSet.categories), now: new Date().toISOString() }),
+    },
+    note: 'PostGraphile column: its generated createPet, one INSERT; the gateway’s also validates the name and answers NOT_FOUND for a category that does not exist (one INSERT too)',
+  },
 ];
 
 // 1f. the same 50 pets as 1, fetched as a federation router fetches entities: by their keys, through _entities

@@ -192,16 +192,21 @@ const updating = plannedWrite(
     }),
 );
 
+/** Adding a pet: one INSERT, planned when the answer reads only the pet's own fields. */
+const creating = plannedWrite(
+  () => [{ added: 'Pet' }],
+  (args: { input: PetInput & { name: string; categoryId: bigint } }, ctx: WriteContext) => createPet(ctx.prisma, args.input),
+);
+
 builder.mutationFields((t) => ({
   createPet: t.field({
     authScopes: { scope: scopes.writeCatalog },
     type: Pet,
     description: 'Adds a pet to an existing category.',
     ...costs(WRITE),
-    ...changes(() => [{ added: 'Pet' }]),
+    extensions: creating.extensions,
     args: { input: t.arg({ type: NewPet, required: true, description: 'The new pet.' }) },
-    resolve: (_root, { input }, ctx) =>
-      createPet(ctx.prisma, { ...input, categoryId: input.categoryId }),
+    resolve: (_root, args, ctx) => creating.write(args, ctx),
   }),
   updatePet: t.field({
     authScopes: { scope: scopes.writeCatalog },

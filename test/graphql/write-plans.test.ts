@@ -402,6 +402,40 @@ describe('planned writes', () => {
     expect([...statuses].sort()).toEqual(['AVAILABLE', 'PENDING', 'SOLD']);
   });
 
+  it('answer generated createPet documents as field-by-field execution does, refusals included, and add the same pets', async () => {
+    const category = String((await planned.prisma.category.findFirstOrThrow({ where: { name: 'Write plans' } })).id);
+    const change = fc.record({
+      name: fc.constantFrom('Newcomer', '  Trimmed  ', '', 'x'.repeat(101)),
+      category: fc.constantFrom('exists', 'exists', 'exists', 'missing'),
+      status: fc.constantFrom(undefined, undefined, 'AVAILABLE', 'PENDING', 'SOLD'),
+      selection: fc.subarray(['id', 'name', 'status', 'categoryId', 'nodeId', '__typename', 'called: name'], { minLength: 1 }),
+      relation: fc.integer({ min: 0, max: 5 }).map((n) => n === 0),
+      refused: fc.integer({ min: 0, max: 8 }).map((n) => n === 0),
+    });
+    const tally = newTally();
+    await fc.assert(
+      fc.asyncProperty(change, async (choice) => {
+        const input = { name: choice.name, categoryId: choice.category === 'exists' ? category : '987654321', ...(choice.status ? { status: choice.status } : {}) };
+        const fields = [...choice.selection, ...(choice.relation ? ['category { name }'] : [])].join(' ');
+        const request = {
+          text: `mutation Add($input: NewPet!) { createPet(input: $input) { ${fields} } }`,
+          variables: { input },
+          scopes: choice.refused ? allScopes.filter((scope) => scope !== scopes.writeCatalog) : allScopes,
+        };
+        // The pets of the category, read after each write: a planned write must outdate the cached page too.
+        const read = { text: 'query Added($c: ID!) { pets(first: 100, filter: { categoryId: $c }) { totalCount nodes { id name status } } }', variables: { c: category }, scopes: allScopes };
+        await writeThriceOnBoth(request, tally, choice.relation, read);
+      }),
+      { numRuns: 40, seed: 20261127 },
+    );
+    const petsOf = (gateway: TestGateway) =>
+      gateway.prisma.pet.findMany({ where: { categoryId: BigInt(category) }, orderBy: { id: 'asc' }, select: { id: true, name: true, categoryId: true, status: true } });
+    expect(await petsOf(planned)).toEqual(await petsOf(fieldByField));
+    expect(tally.plannable).toBeGreaterThan(10);
+    expect(tally.plannedAnswers).toBe(tally.plannable);
+    expect([...tally.refusals].sort()).toEqual(['FORBIDDEN', 'NOT_FOUND', 'VALIDATION_FAILED']);
+  });
+
   it('keeps plans only of writes that may have one: other mutations do not take the places of query plans', async () => {
     const kept = async () =>
       Number(/^petstore_cache_entries\{cache="graphql_plans"\} (\d+)/m.exec(await (await fetch(`${planned.baseUrl}/metrics`)).text())?.[1]);
