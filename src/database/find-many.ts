@@ -39,7 +39,7 @@ export interface Statement {
   params: unknown[];
   /** The statement's rows (each an array of its columns' values, as pg's rowMode 'array' gives them) as Prisma's findMany would have answered. */
   decode(rows: ReadonlyArray<readonly unknown[]>): Row[];
-  /** With `withTotal`: how many rows the read's `where` matches, carried by every row; undefined when the page has none. */
+  /** With `withTotalUpTo`: how many rows the read's `where` matches (up to that many), carried by every row; undefined when the page has none. */
   total(rows: ReadonlyArray<readonly unknown[]>): number | undefined;
 }
 
@@ -384,7 +384,7 @@ function pageOf(builder: Builder, target: Model, remote: Field, parentColumn: st
 }
 
 /** The one statement of a findMany of `model` (a delegate's name: `pet`, `inventoryItem`). */
-export function findManyStatement(models: Models, modelName: string, args: FindManyArgs, { withTotal = false } = {}): Statement {
+export function findManyStatement(models: Models, modelName: string, args: FindManyArgs, { withTotalUpTo }: { withTotalUpTo?: number } = {}): Statement {
   const { select, where, orderBy, take, skip, cursor, ...rest } = args;
   if (Object.keys(rest).length > 0) unsupported(`findMany with ${Object.keys(rest).join(', ')}`);
   const builder = new Builder(models);
@@ -396,7 +396,7 @@ export function findManyStatement(models: Models, modelName: string, args: FindM
   const conditions = conditionsOf(builder, model, root, where);
   if (cursor) conditions.push(cursorCondition(builder, model, root, cursor, order, backward));
   // The count of the whole list, after the page's columns: an uncorrelated subquery, which PostgreSQL runs once.
-  const expressions = withTotal ? [...shape.expressions, totalOf(builder, model, where)] : shape.expressions;
+  const expressions = withTotalUpTo === undefined ? shape.expressions : [...shape.expressions, totalOf(builder, model, where, withTotalUpTo)];
   const sql =
     `${STATEMENT_MARK} SELECT ${expressions.map((expression, index) => `${expression} AS "c${index}"`).join(', ')}` +
     ` FROM ${model.table} AS ${root}${shape.joins.map((join) => ` ${join}`).join('')}` +
@@ -411,16 +411,17 @@ export function findManyStatement(models: Models, modelName: string, args: FindM
     },
     total(rows) {
       // count(*) is int8, which pg gives as text.
-      return withTotal && rows.length > 0 ? Number(rows[0]![shape.expressions.length]) : undefined;
+      return withTotalUpTo !== undefined && rows.length > 0 ? Number(rows[0]![shape.expressions.length]) : undefined;
     },
   };
 }
 
-/** How many rows of `model` match `where`, as a subquery of its own (its own alias and parameters). */
-function totalOf(builder: Builder, model: Model, where: Row | undefined): string {
+/** How many rows of `model` match `where`, up to `limit`, as a subquery of its own (its own alias and parameters). */
+function totalOf(builder: Builder, model: Model, where: Row | undefined, limit: number): string {
   const alias = builder.alias();
   const conditions = conditionsOf(builder, model, alias, where);
-  return `(SELECT count(*) FROM ${model.table} AS ${alias}${conditions.length ? ` WHERE ${conditions.join(' AND ')}` : ''})`;
+  if (!Number.isSafeInteger(limit) || limit < 1) unsupported('a count limit');
+  return `(SELECT count(*) FROM (SELECT 1 FROM ${model.table} AS ${alias}${conditions.length ? ` WHERE ${conditions.join(' AND ')}` : ''} LIMIT ${limit}) AS ${builder.alias()})`;
 }
 
 /**
@@ -452,7 +453,7 @@ const modelsByClient = new WeakMap<PrismaClient, Models | null>();
  * The statement of our own for a findMany through `prisma` (the primary's client or a replica's),
  * or undefined when the read is one Prisma must make.
  */
-export function statementFor(prisma: PrismaClient, modelName: string, args: FindManyArgs, options: { withTotal?: boolean } = {}): Statement | undefined {
+export function statementFor(prisma: PrismaClient, modelName: string, args: FindManyArgs, options: { withTotalUpTo?: number } = {}): Statement | undefined {
   let models = modelsByClient.get(prisma);
   if (models === undefined) modelsByClient.set(prisma, (models = modelsOf(prisma) ?? null));
   if (models === null) return undefined;
@@ -472,18 +473,19 @@ export async function findMany(prisma: PrismaClient, modelName: string, args: Fi
 }
 
 /**
- * A page and the count of its whole list in one statement where there is one of our own: one
- * connection and one round trip, where the two reads side by side took two connections at once
- * (under load, twice the requests waiting for one). An empty page carries no count: it is counted
- * on its own. Otherwise both through Prisma, side by side.
+ * A page and the count of its whole list (of at most `countUpTo` rows) in one statement where there
+ * is one of our own: one connection and one round trip, where the two reads side by side took two
+ * connections at once (under load, twice the requests waiting for one). An empty page carries no
+ * count: it is counted on its own. Otherwise both through Prisma, side by side.
  */
 export async function findManyWithTotal(
   prisma: PrismaClient,
   modelName: string,
   args: FindManyArgs,
   viaPrisma: { rows: () => Promise<Row[]>; total: () => Promise<number> },
+  countUpTo: number,
 ): Promise<{ rows: Row[]; total: number }> {
-  const statement = directAccessOf(prisma) && statementFor(prisma, modelName, args, { withTotal: true });
+  const statement = directAccessOf(prisma) && statementFor(prisma, modelName, args, { withTotalUpTo: countUpTo });
   const pending = statement && runOnPool<unknown[]>(prisma, statement.sql, statement.params, 'array');
   if (!pending) {
     const [rows, total] = await Promise.all([viaPrisma.rows(), viaPrisma.total()]);

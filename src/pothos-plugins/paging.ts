@@ -6,6 +6,22 @@ import { validationFailed } from '../errors.js';
 /** Page sizes of every connection: 20 unless asked, never more than 100. */
 export const pageSize = { default: 20, max: 100 } as const;
 
+/**
+ * The most rows a connection's totalCount counts: its time is bounded by this, not by the data.
+ * A list with more says this many, with precision AT_LEAST.
+ */
+export const COUNT_LIMIT = 100_000;
+
+export type CountPrecision = 'EXACT' | 'AT_LEAST';
+
+/**
+ * What a connection tells of a count made of at most COUNT_LIMIT + 1 rows (or of all of them, as a
+ * relation's count is): its totalCount and totalCountPrecision, the same for every engine.
+ */
+export function toldCount(counted: number): { count: number; precision: CountPrecision } {
+  return counted > COUNT_LIMIT ? { count: COUNT_LIMIT, precision: 'AT_LEAST' } : { count: counted, precision: 'EXACT' };
+}
+
 export interface PageArgs {
   first?: number | null;
   last?: number | null;

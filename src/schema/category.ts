@@ -3,7 +3,7 @@ import { builder } from '../builder.js';
 import { globalId } from '../pothos-plugins/global-ids.js';
 import { createCategory, deleteCategory, updateCategory } from '../domain/catalog.js';
 import { PetConnection } from './pet.js';
-import { plannedList, plannedLookup } from './plans.js';
+import { countOf, plannedList, plannedLookup } from './plans.js';
 import { costs, PAGE, WRITE } from '../pothos-plugins/cost.js';
 import { changes, int64Id, pagedById, pageSizes, sharedConnection } from './shared.js';
 
@@ -53,7 +53,7 @@ builder.queryFields((t) => ({
       ...pageSizes,
       ...costs(PAGE),
       extensions: categoryList.extensions,
-      totalCount: (_parent, args, ctx) => ctx.prisma.category.count({ where: categoryList.read(args).where }),
+      totalCount: (_parent, args, ctx) => countOf(ctx.prisma, 'category', categoryList.read(args).where),
       resolve: (query, _parent, args, ctx) => ctx.prisma.category.findMany({ ...query, ...categoryList.read(args) }),
     },
     CategoryConnection,

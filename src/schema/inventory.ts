@@ -4,7 +4,7 @@ import { globalId } from '../pothos-plugins/global-ids.js';
 import { inventorySummary, type StatusTotal, updateInventory } from '../domain/stock.js';
 import type { PetStatus as PetStatusValue } from '../generated/prisma/enums.js';
 import { PetStatus } from './pet.js';
-import { plannedList, plannedLookup, plannedWrite, type WriteContext } from './plans.js';
+import { countOf, plannedList, plannedLookup, plannedWrite, type WriteContext } from './plans.js';
 import { costs, PAGE, WRITE } from '../pothos-plugins/cost.js';
 import { int64Id, pageSizes, sharedConnection, stability } from './shared.js';
 import { TOLD_BY_EVENTS } from '../domain/changes.js';
@@ -71,7 +71,7 @@ builder.queryFields((t) => ({
       args: {
         filter: t.arg({ type: InventoryFilter, required: false, description: 'Conditions the entries must meet.' }),
       },
-      totalCount: (_parent, args, ctx) => ctx.prisma.inventoryItem.count({ where: inventoryList.read(args).where }),
+      totalCount: (_parent, args, ctx) => countOf(ctx.prisma, 'inventoryItem', inventoryList.read(args).where),
       resolve: (query, _parent, args, ctx) => ctx.prisma.inventoryItem.findMany({ ...query, ...inventoryList.read(args) }),
     },
     InventoryItemConnection,

@@ -3,7 +3,7 @@ import { builder } from '../builder.js';
 import { globalId } from '../pothos-plugins/global-ids.js';
 import { orderFilter } from '../domain/queries.js';
 import { cancelOrder, completeOrder, type OrderInput, placeOrder } from '../domain/stock.js';
-import { plannedList, plannedLookup, plannedWrite, type WriteContext } from './plans.js';
+import { countOf, plannedList, plannedLookup, plannedWrite, type WriteContext } from './plans.js';
 import { costs, PAGE, WRITE } from '../pothos-plugins/cost.js';
 import { int64Id, pageSizes, sharedConnection } from './shared.js';
 import { TOLD_BY_EVENTS } from '../domain/changes.js';
@@ -66,7 +66,7 @@ builder.queryFields((t) => ({
       ...costs(PAGE),
       extensions: orderList.extensions,
       args: { filter: t.arg({ type: OrderFilter, required: false, description: 'Conditions the orders must meet.' }) },
-      totalCount: (_parent, args, ctx) => ctx.prisma.order.count({ where: orderList.read(args).where }),
+      totalCount: (_parent, args, ctx) => countOf(ctx.prisma, 'order', orderList.read(args).where),
       resolve: (query, _parent, args, ctx) => ctx.prisma.order.findMany({ ...query, ...orderList.read(args) }),
     },
     OrderConnection,

@@ -7,7 +7,7 @@ import type { Prisma } from '../generated/prisma/client.js';
 import { DEFAULT_LEGACY_SUNSET_DATE, LEGACY_FIELD, legacyLookupDeprecation } from '../legacy.js';
 import { OrderConnection } from './order.js';
 import { TOLD_BY_EVENTS } from '../domain/changes.js';
-import { plannedList, plannedLookup, plannedWrite, type WriteContext } from './plans.js';
+import { countOf, plannedList, plannedLookup, plannedWrite, type WriteContext } from './plans.js';
 import { costs, PAGE, WRITE } from '../pothos-plugins/cost.js';
 import { changes, int64Id, pagedById, pageSizes, sharedConnection } from './shared.js';
 
@@ -119,7 +119,7 @@ builder.queryFields((t) => ({
         filter: t.arg({ type: PetFilter, required: false, description: 'Conditions the pets must meet.' }),
         orderBy: t.arg({ type: PetOrder, required: false, description: 'The order of the list.' }),
       },
-      totalCount: (_parent, args, ctx) => ctx.prisma.pet.count({ where: petList.read(args).where }),
+      totalCount: (_parent, args, ctx) => countOf(ctx.prisma, 'pet', petList.read(args).where),
       resolve: (query, _parent, args, ctx) => ctx.prisma.pet.findMany({ ...query, ...petList.read(args) }),
     },
     PetConnection,

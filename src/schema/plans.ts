@@ -1,7 +1,7 @@
 import type { PrismaClient } from '../database/client.js';
 import type { ChangeDeclaration } from '../domain/changes.js';
 import type { EventPublisher } from '../domain/events.js';
-import { pageSize } from '../pothos-plugins/paging.js';
+import { COUNT_LIMIT, pageSize } from '../pothos-plugins/paging.js';
 
 /**
  * What a read field does, declared beside it so that query plans
@@ -101,4 +101,12 @@ export function delegateOf(prisma: PrismaClient, model: Model) {
     findUnique(args: unknown): Promise<Record<string, unknown> | null>;
     count(args: unknown): Promise<number>;
   };
+}
+
+/**
+ * A root list's count for its totalCount: of at most COUNT_LIMIT + 1 rows, so that it costs what
+ * that many rows cost however long the list is (toldCount says what a count over the limit tells).
+ */
+export function countOf(prisma: PrismaClient, model: Model, where: ListRead['where']): Promise<number> {
+  return delegateOf(prisma, model).count({ where, take: COUNT_LIMIT + 1 });
 }

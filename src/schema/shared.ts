@@ -1,7 +1,7 @@
 import type { ObjectRef, SchemaTypes } from '@pothos/core';
 import { builder, type StabilityLevel } from '../builder.js';
 import type { ChangeDeclaration } from '../domain/changes.js';
-import { checkPageSize, type PageArgs, pageSize } from '../pothos-plugins/paging.js';
+import { checkPageSize, COUNT_LIMIT, type PageArgs, pageSize, toldCount } from '../pothos-plugins/paging.js';
 import { COUNT, costs } from '../pothos-plugins/cost.js';
 import { plannedRelatedList } from './plans.js';
 
@@ -75,15 +75,42 @@ export function sharedConnection<Node extends object>(node: ObjectRef<BuilderTyp
     description: `One page of a list of ${items}, with its edges, its nodes and where it stands.`,
     fields: (t) => ({
       totalCount: t.int({
-        description: 'How many items the whole list has (with its filter), across all pages.',
+        description: `How many items the whole list has (with its filter), across all pages, counted up to ${COUNT_LIMIT.toLocaleString('en-US')}: a longer list says ${COUNT_LIMIT.toLocaleString('en-US')}, and totalCountPrecision AT_LEAST.`,
         ...costs(COUNT),
         // Tells the Prisma plugin a request selecting only this needs no rows.
         extensions: { pothosPrismaTotalCount: true },
-        resolve: (connection) => {
-          const { totalCount } = connection as { totalCount?: number | (() => number | Promise<number>) };
-          return typeof totalCount === 'function' ? totalCount() : (totalCount ?? 0);
-        },
+        resolve: async (connection) => toldCount(await countedOf(connection)).count,
+      }),
+      totalCountPrecision: t.field({
+        type: CountPrecision,
+        description: 'Whether totalCount is the exact length of the list, or the list has at least that many.',
+        ...costs(COUNT),
+        extensions: { pothosPrismaTotalCount: true },
+        resolve: async (connection) => toldCount(await countedOf(connection)).precision,
       }),
     }),
   });
+}
+
+const CountPrecision = builder.enumType('CountPrecision', {
+  description: 'How exact a count is.',
+  values: {
+    EXACT: { description: 'The count is exact.' },
+    AT_LEAST: { description: `The list has at least this many: counting stopped at ${COUNT_LIMIT.toLocaleString('en-US')}.` },
+  } as const,
+});
+
+/**
+ * The count a connection was given by the Prisma plugin: a relation's `_count` (a number), or a
+ * root list's count (a function, countOf), run once however many of its fields ask.
+ */
+const counts = new WeakMap<object, Promise<number>>();
+function countedOf(connection: object): Promise<number> {
+  let counted = counts.get(connection);
+  if (!counted) {
+    const { totalCount } = connection as { totalCount?: number | (() => number | Promise<number>) };
+    counted = Promise.resolve(typeof totalCount === 'function' ? totalCount() : (totalCount ?? 0));
+    counts.set(connection, counted);
+  }
+  return counted;
 }

@@ -44,7 +44,7 @@ describe('connection types', () => {
     expect(returns('pet', 'orders')).toBe('OrderConnection');
     expect(returns('query', 'categories')).toBe('CategoryConnection');
     expect(returns('query', 'inventory')).toBe('InventoryItemConnection');
-    expect(data.connection!.fields.map((f) => f.name).sort()).toEqual(['edges', 'nodes', 'pageInfo', 'totalCount']);
+    expect(data.connection!.fields.map((f) => f.name).sort()).toEqual(['edges', 'nodes', 'pageInfo', 'totalCount', 'totalCountPrecision']);
     expect(returns('edge', 'node')).toBe('Pet');
     expect(data.old).toBeNull();
   });

@@ -88,29 +88,40 @@ const petArgs = fc
 describe('the gateway\'s own statements', () => {
   it('read what Prisma\'s findMany reads, for generated arguments', { timeout: 120_000 }, async () => {
     let compared = 0;
+    let capped = 0;
     await fc.assert(
       fc.asyncProperty(petArgs, async (args) => {
         expect(statementFor(gateway.prisma, 'pet', args), JSON.stringify(args, (_key, value) => (typeof value === 'bigint' ? `${value}n` : value))).toBeDefined();
         const prisma = await gateway.prisma.pet.findMany(args as Parameters<typeof gateway.prisma.pet.findMany>[0]);
         const own = await findMany(gateway.prisma, 'pet', args, () => Promise.reject(new Error('read through Prisma')));
         expect(own).toEqual(prisma);
-        // The page with the count of its whole list, in one statement; an empty page is counted on its own.
-        const count = await gateway.prisma.pet.count({ where: args.where } as Parameters<typeof gateway.prisma.pet.count>[0]);
+        // The page with the count of its whole list, up to a limit (here 4 rows of the 18), in one statement;
+        // an empty page is counted on its own.
+        const count = await gateway.prisma.pet.count({ where: args.where, take: 4 } as Parameters<typeof gateway.prisma.pet.count>[0]);
         let countedApart = false;
-        const withTotal = await findManyWithTotal(gateway.prisma, 'pet', args, {
-          rows: () => Promise.reject(new Error('read through Prisma')),
-          total: async () => {
-            countedApart = true;
-            return count;
+        const withTotal = await findManyWithTotal(
+          gateway.prisma,
+          'pet',
+          args,
+          {
+            rows: () => Promise.reject(new Error('read through Prisma')),
+            total: async () => {
+              countedApart = true;
+              return count;
+            },
           },
-        });
+          4,
+        );
         expect(withTotal).toEqual({ rows: prisma, total: count });
+        if (count === 4) capped++;
         expect(countedApart).toBe(prisma.length === 0);
         compared++;
       }),
       { numRuns: 200, seed: 20261127 },
     );
     expect(compared).toBe(200);
+    // Lists longer than the limit were met, and counted only that far.
+    expect(capped).toBeGreaterThan(20);
   });
 
   it('leave to Prisma what they do not cover, rather than read it differently', async () => {

@@ -90,14 +90,15 @@ export interface ConnectionPlan {
   fields: ConnectionField[];
   /** The union of every selection of its nodes (`edges { node }` and `nodes` may both be asked). */
   node: ObjectPlan;
-  /** Whether any rows are needed: only `totalCount` reads none. */
+  /** Whether any rows are needed: only `totalCount` and its precision read none. */
   rows: boolean;
+  /** Whether the list is counted: `totalCount` or `totalCountPrecision` asked. */
   totalCount: boolean;
 }
 
 export type ConnectionField =
   | { key: string; kind: 'typename'; value: string }
-  | { key: string; kind: 'totalCount' }
+  | { key: string; kind: 'totalCount' | 'totalCountPrecision' }
   | { key: string; kind: 'nodes'; object: ObjectPlan }
   | { key: string; kind: 'edges'; fields: EdgeField[] }
   | { key: string; kind: 'pageInfo'; fields: Array<{ key: string; kind: PageInfoField | 'typename'; value?: string }> };
@@ -321,9 +322,9 @@ function connectionPlan(context: Context, field: GraphQLField<unknown, unknown>,
     if (name === '__typename') return { key, kind: 'typename', value: connectionType.name };
     if (!definitions[name]) throw new NoPlan(`${connectionType.name}.${name}`);
     checkField(context, definitions[name]);
-    if (name === 'totalCount') {
+    if (name === 'totalCount' || name === 'totalCountPrecision') {
       totalCount = true;
-      return { key, kind: 'totalCount' };
+      return { key, kind: name };
     }
     rows = true;
     if (name === 'nodes') {

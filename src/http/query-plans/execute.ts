@@ -6,9 +6,9 @@ import { findByKey } from '../../database/find-by-key.js';
 import { type FindManyArgs, findMany, findManyWithTotal } from '../../database/find-many.js';
 import type { Lookups } from '../../domain/lookups.js';
 import type { Principal } from '../../auth/scopes.js';
-import { checkPageSize, type PageArgs } from '../../pothos-plugins/paging.js';
+import { checkPageSize, COUNT_LIMIT, type PageArgs, toldCount } from '../../pothos-plugins/paging.js';
 import { authorizeNode, checkNodeCount, nodeTypes } from '../../pothos-plugins/global-ids.js';
-import { delegateOf, type ListRead, type Model, type PlannedRead, type WriteContext } from '../../schema/plans.js';
+import { countOf, delegateOf, type ListRead, type Model, type PlannedRead, type WriteContext } from '../../schema/plans.js';
 import type { ConnectionPlan, FieldPlan, ObjectPlan, Plan, RootPlan } from './compile.js';
 import { argumentsOf } from './schema-facts.js';
 
@@ -190,7 +190,7 @@ async function rootValue(pass: Pass, request: PlanRequest, field: RootPlan): Pro
  */
 async function readList(request: PlanRequest, model: Model, query: FindManyArgs | undefined, countWhere: ListRead['where'] | false) {
   const delegate = delegateOf(request.prisma, model);
-  const count = () => delegate.count({ where: countWhere || undefined });
+  const count = () => countOf(request.prisma, model, countWhere || undefined);
   if (!query) return { rows: [], totalCount: countWhere === false ? undefined : await count() };
   const viaPrisma = () => delegate.findMany(query);
   if (!request.ownStatements) {
@@ -198,7 +198,7 @@ async function readList(request: PlanRequest, model: Model, query: FindManyArgs 
     return { rows, totalCount };
   }
   if (countWhere === false) return { rows: await findMany(request.prisma, model, query, viaPrisma), totalCount: undefined };
-  const { rows, total } = await findManyWithTotal(request.prisma, model, query, { rows: viaPrisma, total: count });
+  const { rows, total } = await findManyWithTotal(request.prisma, model, query, { rows: viaPrisma, total: count }, COUNT_LIMIT + 1);
   return { rows, totalCount: total };
 }
 
@@ -257,7 +257,10 @@ function shapeConnection(
         connection[field.key] = field.value;
         break;
       case 'totalCount':
-        connection[field.key] = totalCount;
+        connection[field.key] = toldCount(totalCount!).count;
+        break;
+      case 'totalCountPrecision':
+        connection[field.key] = toldCount(totalCount!).precision;
         break;
       case 'nodes':
         connection[field.key] = rows.map((row) => shapeObject(pass, field.object, row));
