@@ -6,6 +6,7 @@ import type { PetStatus } from '../generated/prisma/enums.js';
 import { type Loading, loadsRelation, readWith } from './loading.js';
 import type { Tx } from './transaction.js';
 import {
+  type DomainEvent,
   type EventPublisher,
   inventoryChanged,
   orderChanged,
@@ -61,14 +62,29 @@ export async function updateInventory(
   });
 }
 
-/** What the database function set_stock answers (prisma/migrations/*_set_stock_function). */
-interface SetStockRow {
-  outcome: 'set' | 'no pet';
+/** What each stock function (set_stock, place_order, close_order) answers of the entry and the pet it settled. */
+interface SettledStock {
   entry_status: PetStatus | null;
-  entry_updated_at: Date | null;
   previous_status: PetStatus | null;
   pet_name: string | null;
+  /** int8: pg's text from the pool, a bigint through Prisma. */
   pet_category_id: string | bigint | null;
+}
+
+/** The events of a settled stock: the entry's count and status and, when that moved it, the pet's status. */
+function stockEvents(petId: bigint, stock: number, row: SettledStock): DomainEvent[] {
+  const status = row.entry_status!;
+  const events = [inventoryChanged(petId, stock, status)];
+  if (status !== row.previous_status) {
+    events.push(petStatusChanged({ id: petId, name: row.pet_name!, categoryId: BigInt(row.pet_category_id!), status }, row.previous_status!));
+  }
+  return events;
+}
+
+/** What the database function set_stock answers (prisma/migrations/*_set_stock_function). */
+interface SetStockRow extends SettledStock {
+  outcome: 'set' | 'no pet';
+  entry_updated_at: Date | null;
 }
 
 const SET_STOCK = `SELECT * FROM set_stock($1::bigint, $2::integer, $3::"PetStatus", $4::"PetStatus", $5::"PetStatus")`;
@@ -80,13 +96,8 @@ function setStockInDatabase(db: PrismaClient | Tx, petId: bigint, quantity: numb
 /** The entry the row says was set, and the events it records: the stock and, when that changed it, the pet's status. */
 function stockSet(row: SetStockRow, petId: bigint, quantity: number) {
   if (row.outcome === 'no pet') throw notFound(`Pet ${petId} does not exist.`);
-  const status = row.entry_status!;
-  const entry: InventoryItem = { petId, quantity, status, updatedAt: row.entry_updated_at! };
-  const events = [inventoryChanged(petId, quantity, status)];
-  if (status !== row.previous_status) {
-    events.push(petStatusChanged({ id: petId, name: row.pet_name!, categoryId: BigInt(row.pet_category_id!), status }, row.previous_status!));
-  }
-  return { entry, events };
+  const entry: InventoryItem = { petId, quantity, status: row.entry_status!, updatedAt: row.entry_updated_at! };
+  return { entry, events: stockEvents(petId, quantity, row) };
 }
 
 const newOrder = z.object({
@@ -102,15 +113,12 @@ export interface OrderInput {
 }
 
 /** What the database function place_order answers (prisma/migrations/*_place_order_function). */
-interface PlaceOrderRow {
+interface PlaceOrderRow extends SettledStock {
   outcome: 'placed' | 'no pet' | 'no stock' | 'insufficient';
   stock: number | null;
-  order_id: bigint | null;
+  /** int8: pg's text from the pool, a bigint through Prisma. */
+  order_id: string | bigint | null;
   order_created_at: Date | null;
-  pet_name: string | null;
-  pet_category_id: bigint | null;
-  previous_status: PetStatus | null;
-  entry_status: PetStatus | null;
 }
 
 const PLACE_ORDER = `SELECT * FROM place_order($1::bigint, $2::integer, $3::timestamptz, $4::"PetStatus", $5::"PetStatus")`;
@@ -124,11 +132,8 @@ const PLACE_ORDER = `SELECT * FROM place_order($1::bigint, $2::integer, $3::time
  * it runs on the pool directly (Prisma's raw-query pipeline was 8% of an
  * order's CPU, profiled); in a transaction, through the transaction's client.
  */
-async function placeOrderInDatabase(db: PrismaClient | Tx, petId: bigint, quantity: number, shipDate: Date | null): Promise<PlaceOrderRow> {
-  const row = await oneRow<PlaceOrderRow>(db, PLACE_ORDER, [petId, quantity, shipDate, stockStatus(1, true), stockStatus(0, true)]);
-  // int8 comes as text from the pool, as a bigint through Prisma.
-  const bigintOf = (value: unknown) => (value === null ? null : BigInt(value as string | bigint));
-  return { ...row, order_id: bigintOf(row.order_id), pet_category_id: bigintOf(row.pet_category_id) };
+function placeOrderInDatabase(db: PrismaClient | Tx, petId: bigint, quantity: number, shipDate: Date | null): Promise<PlaceOrderRow> {
+  return oneRow<PlaceOrderRow>(db, PLACE_ORDER, [petId, quantity, shipDate, stockStatus(1, true), stockStatus(0, true)]);
 }
 
 /**
@@ -145,14 +150,8 @@ function placedOrder(row: PlaceOrderRow, petId: bigint, quantity: number, shipDa
       stock === 0 ? `Pet ${petId} is out of stock.` : `Pet ${petId} has ${stock} in stock; ${quantity} were ordered.`,
     );
   }
-  const order: Order = { id: row.order_id!, petId, quantity, shipDate, complete: false, createdAt: row.order_created_at! };
-  const status = row.entry_status!;
-  const previous = row.previous_status!;
-  const events = [orderChanged('placed', order), inventoryChanged(petId, stock - quantity, status)];
-  if (status !== previous) {
-    events.push(petStatusChanged({ id: petId, name: row.pet_name!, categoryId: row.pet_category_id!, status }, previous));
-  }
-  return { order, events };
+  const order: Order = { id: BigInt(row.order_id!), petId, quantity, shipDate, complete: false, createdAt: row.order_created_at! };
+  return { order, events: [orderChanged('placed', order), ...stockEvents(petId, stock - quantity, row)] };
 }
 
 /**
@@ -186,7 +185,7 @@ export async function placeOrder(
 }
 
 /** What the database function close_order answers (prisma/migrations/*_close_order_function). */
-interface CloseOrderRow {
+interface CloseOrderRow extends SettledStock {
   outcome: 'no order' | 'complete' | 'completed' | 'cancelled';
   pet_id: string | bigint | null;
   quantity: number | null;
@@ -194,10 +193,6 @@ interface CloseOrderRow {
   created_at: Date | null;
   /** The entry's stock after the order closed; null when the pet has no entry. */
   stock: number | null;
-  entry_status: PetStatus | null;
-  previous_status: PetStatus | null;
-  pet_name: string | null;
-  pet_category_id: string | bigint | null;
 }
 
 const CLOSE_ORDER = `SELECT * FROM close_order($1::bigint, $2::boolean, $3::"PetStatus", $4::"PetStatus", $5::"PetStatus")`;
@@ -224,13 +219,7 @@ function closedOrder(row: CloseOrderRow, id: bigint, closing: Closing) {
   const petId = BigInt(row.pet_id!);
   const order: Order = { id, petId, quantity: row.quantity!, shipDate: row.ship_date, complete: closing === 'complete', createdAt: row.created_at! };
   const events = [orderChanged(closing === 'complete' ? 'completed' : 'cancelled', order)];
-  if (row.stock !== null) {
-    const status = row.entry_status!;
-    events.push(inventoryChanged(petId, row.stock, status));
-    if (status !== row.previous_status) {
-      events.push(petStatusChanged({ id: petId, name: row.pet_name!, categoryId: BigInt(row.pet_category_id!), status }, row.previous_status!));
-    }
-  }
+  if (row.stock !== null) events.push(...stockEvents(petId, row.stock, row));
   return { order, events };
 }
 
