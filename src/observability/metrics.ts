@@ -89,9 +89,9 @@ export function createMetrics(options: MetricsOptions = {}) {
       registers: [registry],
     }),
     deprecatedUse: {
-      inc: (labels: { target: string; client: string }) => {
+      inc: (labels: { target: string; client: string }, uses = 1) => {
         const bounded = { ...labels, client: client(labels.client) };
-        deprecatedUse.inc(bounded);
+        deprecatedUse.inc(bounded, uses);
         deprecatedLastSeen.set(bounded, Date.now() / 1000);
       },
     },

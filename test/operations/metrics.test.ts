@@ -194,6 +194,15 @@ describe('GET /metrics', () => {
         extensions: { deprecations: [{ field: 'Query.getPetById', reason: `Use pet(id:) instead. getPetById will be removed on 2099-12-31 (sunset date).`, sunset: '2099-12-31' }] },
       });
     }
+    // Through fragments spread twice: each selection of the field through each spread is a use.
+    const spreads = [
+      'query Spread($id: ID!) { ...Twice }',
+      'fragment Twice on Query { ...Legacy ...Legacy }',
+      'fragment Legacy on Query { a: getPetById(petId: $id) { id } ...Again ...Again }',
+      'fragment Again on Query { b: getPetById(petId: $id) { id } }',
+    ].join('\n');
+    const spreadAnswer = await postGraphQL(gateway.baseUrl, { query: spreads, variables: { id: petId } }, await app('spreading-app', 'dora'));
+    expect(spreadAnswer.body, JSON.stringify(spreadAnswer.body)).toMatchObject({ data: { a: { id: petId }, b: { id: petId } } });
     // The replacement is not counted.
     await postGraphQL(gateway.baseUrl, { query: 'query ($id: ID!) { pet(id: $id) { id } }', variables: { id: petId } }, await app('shop-frontend', 'alice'));
     await fetch(`${baseUrl}/pets/${petId}`, { headers: await app('legacy-app', 'bob') });
@@ -206,6 +215,8 @@ describe('GET /metrics', () => {
       valueOf(after, 'petstore_deprecated_use_total', { target, client }) -
       valueOf(before, 'petstore_deprecated_use_total', { target, client });
     expect(delta('Query.getPetById', 'shop-frontend')).toBe(2);
+    // a once per Legacy spread (2), b once per Again spread in each (2 × 2): six selections.
+    expect(delta('Query.getPetById', 'spreading-app')).toBe(6);
     expect(delta('Query.getPetById', 'anonymous')).toBe(1);
     // A token without the claim counts as authenticated: its subject is personal data and unbounded.
     expect(delta('Query.getPetById', 'authenticated')).toBe(1);

@@ -164,10 +164,12 @@ describe('bodies that are not GraphQL requests', () => {
 
 describe('documents that are not valid GraphQL, or too big for it', () => {
   const aliasBomb = `{ ${Array.from({ length: 500 }, (_, i) => `a${i}: pets { totalCount }`).join(' ')} }`;
+  // 2^40 spreads: a walk that follows each spread (rather than each fragment once per selection)
+  // would not end, where the linear ones answer in milliseconds.
   const fragmentBomb = [
     'query { ...F0 }',
-    ...Array.from({ length: 20 }, (_, i) =>
-      i === 19 ? `fragment F${i} on Query { __typename }` : `fragment F${i} on Query { ...F${i + 1} ...F${i + 1} }`,
+    ...Array.from({ length: 40 }, (_, i) =>
+      i === 39 ? `fragment F${i} on Query { __typename }` : `fragment F${i} on Query { ...F${i + 1} ...F${i + 1} }`,
     ),
   ].join('\n');
   const deepQuery = `{ ${'pets { edges { node { category { '.repeat(50)}name${' } } } }'.repeat(50)} }`;
@@ -196,13 +198,13 @@ describe('documents that are not valid GraphQL, or too big for it', () => {
     expect(gateway.statements).toEqual([]);
   });
 
-  it('a fragment bomb (2^20 spreads): answered at once, each fragment expanded once per selection, nothing read', async () => {
+  it('a fragment bomb (2^40 spreads): answered, each fragment expanded once per selection, nothing read', async () => {
     // What graphql-armor's cost limit refused before: the Cost Directives' analysis, as execution,
     // expands a fragment spread twice in one selection once, so the document costs what it selects.
+    // Every other walk of the document (its deprecated fields, its dependency tags) works out each
+    // fragment once too: 2^20 spreads took a second and each fragment more doubled it, before.
     gateway.statements.length = 0;
-    const started = performance.now();
     const answer = await graphql(fragmentBomb);
-    expect(performance.now() - started).toBeLessThan(2_000);
     expect(answer.status, answer.text).toBe(200);
     expect(answer.body).toEqual({ data: { __typename: 'Query' } });
     expect(answer.cost).toMatchObject({ estimated: 0, actual: 0 });

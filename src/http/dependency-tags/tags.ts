@@ -210,17 +210,26 @@ function walkValue(walk: Walk, type: GraphQLNamedType, selectionSet: SelectionSe
   else tags.add(ANY_WRITE);
 }
 
-/** Each field selected on `type` (through fragments whose condition it meets), with its response key. */
+/**
+ * Each field selected on `type` (through fragments whose condition it meets), with its response key.
+ * A fragment spread again at the same level is walked once (`spread`): its fields give the same tags
+ * again, and a fragment spread twice in each of twenty fragments would be a million walks.
+ */
 function forEachField(
   selectionSet: SelectionSetNode,
   type: GraphQLObjectType,
   fragments: Fragments,
   visit: (responseKey: string, node: FieldNode) => void,
+  spread = new Set<string>(),
 ) {
   for (const selection of selectionSet.selections) {
     if (selection.kind === Kind.FIELD) {
       visit(selection.alias?.value ?? selection.name.value, selection);
     } else {
+      if (selection.kind === Kind.FRAGMENT_SPREAD) {
+        if (spread.has(selection.name.value)) continue;
+        spread.add(selection.name.value);
+      }
       const fragment = selection.kind === Kind.FRAGMENT_SPREAD ? fragments[selection.name.value] : selection;
       if (!fragment) continue;
       const condition = fragment.typeCondition?.name.value;
@@ -233,7 +242,7 @@ function forEachField(
         );
         if (!applies) continue;
       }
-      forEachField(fragment.selectionSet, type, fragments, visit);
+      forEachField(fragment.selectionSet, type, fragments, visit, spread);
     }
   }
 }

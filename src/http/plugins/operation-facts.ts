@@ -15,18 +15,20 @@ import {
  * DocumentNode, so a request with a known text costs two map lookups.
  */
 
-/** A selection of a deprecated field. */
+/** A deprecated field an operation selects. */
 export interface DeprecatedUse {
   /** `Type.field` */
   field: string;
   /** The schema's deprecation reason. */
   reason: string;
+  /** How many times the operation selects it, counting each spread of a fragment that does. */
+  uses: number;
 }
 
 export interface OperationFacts {
   /** The operation's name, else its kind, else anonymous. */
   name: string;
-  /** Each selection of a deprecated field, as often as the operation (and the fragments it spreads) selects it. */
+  /** Each deprecated field the operation (and the fragments it spreads) selects, once, with how often. */
   deprecated: readonly DeprecatedUse[];
 }
 
@@ -68,7 +70,7 @@ export function operationFacts(
     const own = operation ? walk.operations.get(operation.name?.value ?? '') : undefined;
     facts = {
       name: operation?.name?.value ?? operation?.operation ?? 'anonymous',
-      deprecated: own ? withFragments(own, walk.fragments, new Set()) : [],
+      deprecated: own ? [...usesOf(own, walk.fragments, new Map(), new Set()).values()] : [],
     };
     walk.facts.set(key, facts);
   }
@@ -98,7 +100,7 @@ function walkDocument(schema: GraphQLSchema, document: DocumentNode): DocumentWa
         const field = typeInfo.getFieldDef();
         const parent = typeInfo.getParentType();
         if (field?.deprecationReason && parent) {
-          current.deprecated.push({ field: `${parent.name}.${field.name}`, reason: field.deprecationReason });
+          current.deprecated.push({ field: `${parent.name}.${field.name}`, reason: field.deprecationReason, uses: 1 });
         }
       },
     }),
@@ -106,13 +108,37 @@ function walkDocument(schema: GraphQLSchema, document: DocumentNode): DocumentWa
   return { operations, fragments, facts: new Map() };
 }
 
-function withFragments(definition: Definition, fragments: Map<string, Definition>, entered: Set<string>): DeprecatedUse[] {
-  const found = [...definition.deprecated];
+/**
+ * The deprecated fields a definition selects, by field, with their uses. Each fragment's are worked
+ * out once (`done`) and multiplied by its spreads: a fragment spread twice in each of twenty
+ * fragments is twenty walks, not a million.
+ */
+function usesOf(
+  definition: Definition,
+  fragments: Map<string, Definition>,
+  done: Map<string, Map<string, DeprecatedUse>>,
+  entered: Set<string>,
+): Map<string, DeprecatedUse> {
+  const found = new Map<string, DeprecatedUse>();
+  // Each spread adds its fragment's uses once more.
+  const add = (use: DeprecatedUse) => {
+    const known = found.get(use.field);
+    if (known) known.uses += use.uses;
+    else found.set(use.field, { ...use });
+  };
+  for (const use of definition.deprecated) add(use);
   for (const name of definition.spreads) {
     const fragment = fragments.get(name);
     // A fragment that spreads itself is refused by validation; it must not loop here first.
     if (!fragment || entered.has(name)) continue;
-    found.push(...withFragments(fragment, fragments, new Set([...entered, name])));
+    let ofFragment = done.get(name);
+    if (!ofFragment) {
+      entered.add(name);
+      ofFragment = usesOf(fragment, fragments, done, entered);
+      entered.delete(name);
+      done.set(name, ofFragment);
+    }
+    for (const use of ofFragment.values()) add(use);
   }
   return found;
 }

@@ -17,7 +17,7 @@ export function useOperationObserver(metrics: Metrics): Plugin<GraphQLContext & 
     if (context.trace) context.trace.operation = facts.name;
     if (facts.deprecated.length === 0) return;
     const client = metricsClient(context.principal);
-    for (const { field } of facts.deprecated) metrics.deprecatedUse.inc({ target: field, client });
+    for (const { field, uses } of facts.deprecated) metrics.deprecatedUse.inc({ target: field, client }, uses);
   };
   return { onExecute: observe, onSubscribe: observe };
 }
