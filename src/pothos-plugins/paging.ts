@@ -12,10 +12,13 @@ export const pageSize = { default: 20, max: 100 } as const;
  */
 export const COUNT_LIMIT = 100_000;
 
+/** The most rows a count reads: one past the limit, to know there are more. */
+export const COUNTED_ROWS = COUNT_LIMIT + 1;
+
 export type CountPrecision = 'EXACT' | 'AT_LEAST';
 
 /**
- * What a connection tells of a count made of at most COUNT_LIMIT + 1 rows (or of all of them, as a
+ * What a connection tells of a count made of at most COUNTED_ROWS rows (or of all of them, as a
  * relation's count is): its totalCount and totalCountPrecision, the same for every engine.
  */
 export function toldCount(counted: number): { count: number; precision: CountPrecision } {

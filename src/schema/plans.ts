@@ -1,7 +1,7 @@
 import type { PrismaClient } from '../database/client.js';
 import type { ChangeDeclaration } from '../domain/changes.js';
 import type { EventPublisher } from '../domain/events.js';
-import { COUNT_LIMIT, pageSize } from '../pothos-plugins/paging.js';
+import { COUNTED_ROWS, pageSize } from '../pothos-plugins/paging.js';
 
 /**
  * What a read field does, declared beside it so that query plans
@@ -104,9 +104,9 @@ export function delegateOf(prisma: PrismaClient, model: Model) {
 }
 
 /**
- * A root list's count for its totalCount: of at most COUNT_LIMIT + 1 rows, so that it costs what
+ * A root list's count for its totalCount: of at most COUNTED_ROWS rows, so that it costs what
  * that many rows cost however long the list is (toldCount says what a count over the limit tells).
  */
 export function countOf(prisma: PrismaClient, model: Model, where: ListRead['where']): Promise<number> {
-  return delegateOf(prisma, model).count({ where, take: COUNT_LIMIT + 1 });
+  return delegateOf(prisma, model).count({ where, take: COUNTED_ROWS });
 }

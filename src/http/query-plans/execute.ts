@@ -6,7 +6,7 @@ import { findByKey } from '../../database/find-by-key.js';
 import { type FindManyArgs, findMany, findManyWithTotal } from '../../database/find-many.js';
 import type { Lookups } from '../../domain/lookups.js';
 import type { Principal } from '../../auth/scopes.js';
-import { checkPageSize, COUNT_LIMIT, type PageArgs, toldCount } from '../../pothos-plugins/paging.js';
+import { checkPageSize, COUNTED_ROWS, type PageArgs, toldCount } from '../../pothos-plugins/paging.js';
 import { authorizeNode, checkNodeCount, nodeTypes } from '../../pothos-plugins/global-ids.js';
 import { countOf, delegateOf, type ListRead, type Model, type PlannedRead, type WriteContext } from '../../schema/plans.js';
 import type { ConnectionPlan, FieldPlan, ObjectPlan, Plan, RootPlan } from './compile.js';
@@ -198,7 +198,7 @@ async function readList(request: PlanRequest, model: Model, query: FindManyArgs 
     return { rows, totalCount };
   }
   if (countWhere === false) return { rows: await findMany(request.prisma, model, query, viaPrisma), totalCount: undefined };
-  const { rows, total } = await findManyWithTotal(request.prisma, model, query, { rows: viaPrisma, total: count }, COUNT_LIMIT + 1);
+  const { rows, total } = await findManyWithTotal(request.prisma, model, query, { rows: viaPrisma, total: count }, COUNTED_ROWS);
   return { rows, totalCount: total };
 }
 
