@@ -4,7 +4,7 @@ import { conflict, isForeignKeyViolation, notFound } from '../errors.js';
 import type { Category, Pet, Prisma } from '../generated/prisma/client.js';
 import type { PetStatus } from '../generated/prisma/enums.js';
 import { type Loading, readWith } from './loading.js';
-import { lockCategory, lockPet } from './locks.js';
+import { lockCategoryToDelete, lockPetToDelete } from './locks.js';
 import { type EventPublisher, petChanged, petStatusChanged } from './events.js';
 import { description, name, validate } from './validation.js';
 
@@ -42,7 +42,7 @@ export async function deleteCategory(
 ): Promise<Category> {
   return db.$transaction(async (tx) => {
     // Locked first: a pet being added to it meanwhile is either counted below or finds it gone.
-    if (!(await lockCategory(tx, id, 'update'))) throw notFound(`Category ${id} does not exist.`);
+    if (!(await lockCategoryToDelete(tx, id))) throw notFound(`Category ${id} does not exist.`);
     const category = await readWith<Category, Prisma.CategoryDefaultArgs>(loading, (shape) =>
       tx.category.findUniqueOrThrow({ ...shape, where: { id } }),
     );
@@ -162,7 +162,7 @@ export async function deletePet(
 ): Promise<Pet> {
   return db.$transaction(async (tx) => {
     // Lock the pet so that no order can be placed for it while it is deleted.
-    if (!(await lockPet(tx, id, 'update'))) throw notFound(`Pet ${id} does not exist.`);
+    if (!(await lockPetToDelete(tx, id))) throw notFound(`Pet ${id} does not exist.`);
     const openOrders = await tx.order.count({ where: { petId: id, complete: false } });
     if (openOrders > 0) {
       throw conflict(

@@ -1,4 +1,3 @@
-import type { PetStatus } from '../generated/prisma/enums.js';
 import type { Tx } from './transaction.js';
 
 /**
@@ -17,34 +16,19 @@ import type { Tx } from './transaction.js';
  * (prisma/migrations/*_place_order_function) and set_stock
  * (*_set_stock_function) the pet, then its inventory entry; close_order
  * (*_close_order_function) the pet, then the order, then its entry;
- * update_pet (*_update_pet_function) the new category, then the pet.
+ * update_pet (*_update_pet_function) the new category, then the pet. Adding
+ * a pet is one INSERT, whose foreign key share-locks its category. The only
+ * locks still taken here are the deletes'.
  */
 
-export interface LockedPet {
-  id: bigint;
-  status: PetStatus;
+/** Locks a pet's row to delete it (FOR UPDATE). false when it does not exist. */
+export async function lockPetToDelete(tx: Tx, id: bigint): Promise<boolean> {
+  const rows = await tx.$queryRaw<{ id: bigint }[]>`SELECT id FROM pets WHERE id = ${id} FOR UPDATE`;
+  return rows.length > 0;
 }
 
-/**
- * Locks a pet's row: `update` to delete it, `write` (NO KEY UPDATE) for any
- * other change to it or its stock and orders. undefined when it does not exist.
- */
-export async function lockPet(tx: Tx, id: bigint, mode: 'write' | 'update' = 'write'): Promise<LockedPet | undefined> {
-  const rows =
-    mode === 'update'
-      ? await tx.$queryRaw<LockedPet[]>`SELECT id, status::text AS status FROM pets WHERE id = ${id} FOR UPDATE`
-      : await tx.$queryRaw<LockedPet[]>`SELECT id, status::text AS status FROM pets WHERE id = ${id} FOR NO KEY UPDATE`;
-  return rows[0];
-}
-
-/**
- * Locks a category's row: `update` to delete it; `share` (KEY SHARE) to add or
- * move a pet into it, so it cannot be deleted meanwhile. false when it does not exist.
- */
-export async function lockCategory(tx: Tx, id: bigint, mode: 'share' | 'update'): Promise<boolean> {
-  const rows =
-    mode === 'update'
-      ? await tx.$queryRaw<{ id: bigint }[]>`SELECT id FROM categories WHERE id = ${id} FOR UPDATE`
-      : await tx.$queryRaw<{ id: bigint }[]>`SELECT id FROM categories WHERE id = ${id} FOR KEY SHARE`;
+/** Locks a category's row to delete it (FOR UPDATE). false when it does not exist. */
+export async function lockCategoryToDelete(tx: Tx, id: bigint): Promise<boolean> {
+  const rows = await tx.$queryRaw<{ id: bigint }[]>`SELECT id FROM categories WHERE id = ${id} FOR UPDATE`;
   return rows.length > 0;
 }
