@@ -15,6 +15,7 @@ import type { EventPublisher } from './domain/events.js';
 import type { Lookups } from './domain/lookups.js';
 import type { PetstorePubSub } from './events/bus.js';
 import type { LegacyPolicy } from './legacy.js';
+import type { NamedObject, PlannedRead } from './schema/plans.js';
 import type PrismaTypes from './generated/pothos-prisma-types.js';
 import { getDatamodel } from './generated/pothos-prisma-types.js';
 
@@ -98,7 +99,7 @@ export const builder = new SchemaBuilder<{
     nodeQueryOptions: {
       description: 'The object with this global id (a nodeId), or null when there is none. An order needs orders:read.',
       args: { id: { description: 'A global id, as a nodeId field gave it.' } },
-      extensions: { plannedRead: { kind: 'node', list: false } },
+      extensions: { plannedRead: { kind: 'node', list: false, named: ({ id }) => [id as NamedObject] } satisfies PlannedRead },
       resolve: (_root, { id }, ctx, _info, resolveNode) => {
         authorizeNode(ctx.principal, id.typename);
         return resolveNode(id);
@@ -108,7 +109,16 @@ export const builder = new SchemaBuilder<{
       description: `The objects with these global ids, in their order, null where there is none (at most ${MAX_NODES}). An order needs orders:read.`,
       ...costs({ list: { assumedSize: MAX_NODES } }),
       args: { ids: { description: `Global ids, as nodeId fields gave them; at most ${MAX_NODES}.` } },
-      extensions: { plannedRead: { kind: 'node', list: true } },
+      extensions: {
+        plannedRead: {
+          kind: 'node',
+          list: true,
+          named: ({ ids }) => {
+            checkNodeCount(ids as unknown[]);
+            return ids as NamedObject[];
+          },
+        } satisfies PlannedRead,
+      },
       resolve: (_root, { ids }, ctx, _info, resolveNodes) => {
         checkNodeCount(ids);
         // A node the caller may not read is an error at its own index; the others are read together.

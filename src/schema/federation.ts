@@ -14,14 +14,15 @@ import {
   GraphQLUnionType,
   isObjectType,
 } from 'graphql';
-import { requireScope, scopes } from '../auth/scopes.js';
 import { builder, type GraphQLContext } from '../builder.js';
 import { parseId } from '../domain/ids.js';
+import { authorizeNode, nodeTypes } from '../pothos-plugins/global-ids.js';
 import { validationFailed } from '../errors.js';
 import { Category } from './category.js';
 import { InventoryItem } from './inventory.js';
 import { Order } from './order.js';
 import { Pet } from './pet.js';
+import { delegateOf, type PlannedRead } from './plans.js';
 
 /*
  * The schema as an Apollo Federation v2 subgraph (FEDERATION=true): what a
@@ -60,17 +61,51 @@ const FEDERATION_DIRECTIVES = new Set([
   'link',
 ]);
 
-/** Where each entity's rows are read, by the key its representations carry. */
-interface EntitySource<Row> {
-  /** The key field of the GraphQL type (and of its representations). */
-  key: 'id' | 'petId';
-  /** Reads the rows with these keys, with the selection the operation asks for (a Prisma `select` or `include`). */
-  read: (ctx: GraphQLContext, query: object, keys: bigint[]) => Promise<Row[]>;
-  /** The scope reading this type needs, as its root fields need it. */
-  scope?: (typeof scopes)[keyof typeof scopes];
+type Keyed = Record<string, unknown>;
+
+/**
+ * The entities are the Node types (src/pothos-plugins/global-ids.ts), each keyed by the column its
+ * global id is made of, and read by a client with the scope reading it by its global id needs: one
+ * declaration for node(id:), `_entities` and their plans.
+ */
+type EntityType = keyof typeof nodeTypes & string;
+
+/** The entity type a representation names, if it names one. */
+function entityTypeOf(representation: unknown): EntityType | undefined {
+  const typename = (representation as Keyed | null)?.__typename;
+  return typeof typename === 'string' && Object.hasOwn(nodeTypes, typename) ? typename : undefined;
 }
 
-type Keyed = Record<string, unknown>;
+function notAnEntity(representation: unknown) {
+  const typename = (representation as Keyed | null)?.__typename;
+  const named = typeof typename === 'string' ? `"${typename.slice(0, 60)}"` : 'no __typename';
+  return validationFailed('representations', `A representation names ${named}, which is not an entity of this subgraph.`);
+}
+
+/** A representation's key, parsed as its type's key column holds it. */
+function keyOf(typename: EntityType, representation: unknown): bigint {
+  const { key: column } = nodeTypes[typename]!;
+  const key = (representation as Keyed)[column];
+  if (typeof key !== 'string' && typeof key !== 'number') {
+    throw validationFailed('representations', `A ${typename} representation needs its key ${column} (an int64 id as a string).`);
+  }
+  return parseId(key, column);
+}
+
+/**
+ * `_entities` for query plans: what each representation names, in order. One that names nothing
+ * throws, and graphql-js answers the request, with that item's error at its index.
+ */
+const plannedEntities: PlannedRead = {
+  kind: 'node',
+  list: true,
+  named: ({ representations }) =>
+    (representations as unknown[]).map((representation) => {
+      const typename = entityTypeOf(representation);
+      if (!typename) throw notAnEntity(representation);
+      return { typename, id: String(keyOf(typename, representation)) };
+    }),
+};
 
 /**
  * One loader per request, `_entities` field (an alias has its own selection) and type: every
@@ -78,77 +113,42 @@ type Keyed = Record<string, unknown>;
  */
 const loaders = new WeakMap<object, Map<string, DataLoader<bigint, unknown>>>();
 
-function loaderFor<Row extends Keyed>(
-  source: EntitySource<Row>,
-  typeName: string,
-  ctx: GraphQLContext,
-  info: GraphQLResolveInfo,
-): DataLoader<bigint, Row | null> {
+function loaderFor(typename: EntityType, ctx: GraphQLContext, info: GraphQLResolveInfo): DataLoader<bigint, Keyed | null> {
   let byField = loaders.get(ctx);
   if (!byField) {
     byField = new Map();
     loaders.set(ctx, byField);
   }
-  const name = `${typeName}@${info.path.key}`;
-  let loader = byField.get(name) as DataLoader<bigint, Row | null> | undefined;
+  const name = `${typename}@${info.path.key}`;
+  let loader = byField.get(name) as DataLoader<bigint, Keyed | null> | undefined;
   if (!loader) {
-    loader = new DataLoader<bigint, Row | null>(async (keys) => {
+    const { model, key } = nodeTypes[typename]!;
+    loader = new DataLoader<bigint, Keyed | null>(async (keys) => {
       // Planned once for the whole batch: what the operation selects on this type under `_entities`,
       // recorded for the fields beneath so that its relations are read by this statement too.
-      const query = queryFromInfo({ context: ctx, info, typeName });
-      const rows = await source.read(ctx, query, [...keys]);
-      const byKey = new Map(rows.map((row) => [String(row[source.key]), row]));
-      return keys.map((key) => byKey.get(String(key)) ?? null);
+      const query = queryFromInfo({ context: ctx, info, typeName: typename });
+      const rows = await delegateOf(ctx.prisma, model).findMany({ ...query, where: { [key]: { in: [...keys] } } });
+      const byKey = new Map(rows.map((row) => [String(row[key]), row]));
+      return keys.map((one) => byKey.get(String(one)) ?? null);
     });
     byField.set(name, loader as DataLoader<bigint, unknown>);
   }
   return loader;
 }
 
-function entity<Row extends Keyed>(typeName: string, source: EntitySource<Row>) {
-  return async (representation: Keyed, ctx: GraphQLContext, info: GraphQLResolveInfo): Promise<Row | null> => {
-    if (source.scope) requireScope(ctx.principal, source.scope);
-    const key = representation[source.key];
-    if (typeof key !== 'string' && typeof key !== 'number') {
-      throw validationFailed('representations', `A ${typeName} representation needs its key ${source.key} (an int64 id as a string).`);
-    }
-    return loaderFor(source, typeName, ctx, info).load(parseId(key, source.key));
+/** Async, so that a refusal is the item's rejection; the load joins its batch before the first await. */
+function resolveReferenceOf(typename: EntityType) {
+  return async (representation: Keyed, ctx: GraphQLContext, info: GraphQLResolveInfo) => {
+    authorizeNode(ctx.principal, typename);
+    return loaderFor(typename, ctx, info).load(keyOf(typename, representation)) as Promise<never>;
   };
 }
 
 // The key selections name our `ID` fields; a router sends their values as the strings we answer with.
-builder.asEntity(Pet, {
-  key: builder.selection<{ id: string }>('id'),
-  resolveReference: entity('Pet', {
-    key: 'id',
-    read: (ctx, query, ids) => ctx.prisma.pet.findMany({ ...query, where: { id: { in: ids } } }),
-  }),
-});
-
-builder.asEntity(Category, {
-  key: builder.selection<{ id: string }>('id'),
-  resolveReference: entity('Category', {
-    key: 'id',
-    read: (ctx, query, ids) => ctx.prisma.category.findMany({ ...query, where: { id: { in: ids } } }),
-  }),
-});
-
-builder.asEntity(Order, {
-  key: builder.selection<{ id: string }>('id'),
-  resolveReference: entity('Order', {
-    key: 'id',
-    scope: scopes.readOrders,
-    read: (ctx, query, ids) => ctx.prisma.order.findMany({ ...query, where: { id: { in: ids } } }),
-  }),
-});
-
-builder.asEntity(InventoryItem, {
-  key: builder.selection<{ petId: string }>('petId'),
-  resolveReference: entity('InventoryItem', {
-    key: 'petId',
-    read: (ctx, query, petIds) => ctx.prisma.inventoryItem.findMany({ ...query, where: { petId: { in: petIds } } }),
-  }),
-});
+builder.asEntity(Pet, { key: builder.selection<{ id: string }>('id'), resolveReference: resolveReferenceOf('Pet') });
+builder.asEntity(Category, { key: builder.selection<{ id: string }>('id'), resolveReference: resolveReferenceOf('Category') });
+builder.asEntity(Order, { key: builder.selection<{ id: string }>('id'), resolveReference: resolveReferenceOf('Order') });
+builder.asEntity(InventoryItem, { key: builder.selection<{ petId: string }>('petId'), resolveReference: resolveReferenceOf('InventoryItem') });
 
 type ReferenceResolver = (representation: Keyed, ctx: GraphQLContext, info: GraphQLResolveInfo) => Promise<unknown>;
 
@@ -168,15 +168,12 @@ const resolveEntities: GraphQLFieldResolver<unknown, GraphQLContext, { represent
   info,
 ) =>
   representations.map((representation) => {
-    const typename = (representation as Keyed | null)?.__typename;
-    const type = typeof typename === 'string' ? info.schema.getType(typename) : undefined;
+    const typename = entityTypeOf(representation);
+    const type = typename ? info.schema.getType(typename) : undefined;
     const resolveReference = isObjectType(type)
       ? (type.extensions as { apollo?: { subgraph?: { resolveReference?: ReferenceResolver } } }).apollo?.subgraph?.resolveReference
       : undefined;
-    if (!type || !resolveReference) {
-      const named = typeof typename === 'string' ? `"${typename.slice(0, 60)}"` : 'no __typename';
-      return validationFailed('representations', `A representation names ${named}, which is not an entity of this subgraph.`);
-    }
+    if (!type || !resolveReference) return notAnEntity(representation);
     // Called now, in this turn, so that every representation of a type joins its loader's one batch.
     return resolveReference(representation as Keyed, ctx, info).then(
       (found) => {
@@ -201,7 +198,13 @@ export function toSubgraphSchema(
   const subgraph = finish(
     mapSchema(builder.toSubGraphSchema(options), {
       [MapperKind.QUERY_ROOT_FIELD]: (field, name) => {
-        if (name === '_entities') return { ...field, resolve: resolveEntities as GraphQLFieldResolver<unknown, unknown> };
+        if (name === '_entities') {
+          return {
+            ...field,
+            resolve: resolveEntities as GraphQLFieldResolver<unknown, unknown>,
+            extensions: { ...field.extensions, plannedRead: plannedEntities },
+          };
+        }
         if (name === '_service') return { ...field, resolve: () => ({ sdl }) };
         return field;
       },

@@ -40,10 +40,22 @@ export type PlannedRead =
       batched: boolean;
     }
   | {
-      /** node(id:) or nodes(ids:): objects of any Node type by their global ids (src/pothos-plugins/global-ids.ts). */
+      /**
+       * Objects of any of the field's possible types, each named by its type and key: node(id:) and
+       * nodes(ids:) by global ids (src/pothos-plugins/global-ids.ts), `_entities` by a router's
+       * representations (src/schema/federation.ts). Each is read by the key its Node type declares.
+       */
       kind: 'node';
       list: boolean;
+      /** The objects the arguments name, in their order; throws what the field's resolver would refuse. */
+      named: (args: ReadArgs) => NamedObject[];
     };
+
+/** An object named by its type and its key's value (an int64, as text). */
+export interface NamedObject {
+  typename: string;
+  id: string;
+}
 
 /** A root list (a connection) of `model`, paged by `cursor`, with the where and order its arguments make. */
 export function plannedList<Args>(model: Model, cursor: string, read: (args: Args) => ListRead) {

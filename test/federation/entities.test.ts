@@ -261,3 +261,30 @@ describe('the standalone gateway (FEDERATION off, the default)', () => {
     expect(types.data!.__schema.directives.map((directive) => directive.name)).not.toContain('key');
   });
 });
+
+describe('_entities by its query plan', () => {
+  it("answers a router's fetch by its plan from the first request, and leaves to graphql-js what only it can answer", async () => {
+    const { petIds, categoryIds, orderIds, stockedPetIds } = arranged.get(planned)!;
+    const representations = [
+      ...petIds.slice(0, 3).map((id) => ({ __typename: 'Pet', id })),
+      { __typename: 'Category', id: categoryIds[0] },
+      { __typename: 'Order', id: orderIds[0] },
+      { __typename: 'InventoryItem', petId: stockedPetIds[0] },
+    ];
+    const counts = async () => ({ plan: await planned.executions('plan'), graphqlJs: await planned.executions('graphql-js') });
+    const before = await counts();
+    for (let run = 0; run < 2; run++) {
+      const response = await planned.graphql<{ _entities: Entity[] }>(entities, { representations });
+      expect(response.errors).toBeUndefined();
+      expect(response.data!._entities.map((entity) => entity.__typename)).toEqual(['Pet', 'Pet', 'Pet', 'Category', 'Order', 'InventoryItem']);
+    }
+    expect(await counts()).toEqual({ plan: before.plan + 2, graphqlJs: before.graphqlJs });
+
+    // A representation that names nothing, and an order without orders:read: each error at its index, by graphql-js.
+    const bad = await planned.graphql<{ _entities: Array<Entity | null> }>(entities, { representations: [...representations, { __typename: 'Review', id: '1' }] });
+    expect(bad.errors).toEqual([expect.objectContaining({ path: ['_entities', 6], extensions: expect.objectContaining({ code: 'VALIDATION_FAILED' }) })]);
+    const anonymous = await planned.graphql(entities, { representations }, { token: null });
+    expect(anonymous.errors).toEqual([expect.objectContaining({ path: ['_entities', 4], extensions: expect.objectContaining({ code: 'UNAUTHENTICATED' }) })]);
+    expect(await counts()).toEqual({ plan: before.plan + 2, graphqlJs: before.graphqlJs + 2 });
+  });
+});

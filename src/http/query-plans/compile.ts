@@ -5,14 +5,16 @@ import {
   getNamedType,
   getNullableType,
   type GraphQLField,
-  type GraphQLInterfaceType,
+  type GraphQLAbstractType,
   type GraphQLLeafType,
   GraphQLObjectType,
   type GraphQLSchema,
+  isAbstractType,
   isLeafType,
   isListType,
   isNonNullType,
   isObjectType,
+  isUnionType,
   Kind,
   type OperationDefinitionNode,
   print,
@@ -56,9 +58,8 @@ export type RootPlan =
       kind: 'node';
       field: GraphQLField<unknown, unknown>;
       nodes: readonly FieldNode[];
-      /** nodes(ids:) rather than node(id:). */
-      list: boolean;
-      /** The selection as each Node type answers it. */
+      read: Extract<PlannedRead, { kind: 'node' }>;
+      /** The selection as each type the arguments may name answers it. */
       objects: ReadonlyMap<string, ObjectPlan>;
     }
   | { key: string; kind: 'write'; field: GraphQLField<unknown, unknown>; nodes: readonly FieldNode[]; write: PlannedWrite; nullable: boolean; object: ObjectPlan };
@@ -161,12 +162,15 @@ export function compilePlan(
       return { key, kind: 'list', field, nodes, read, connection: connectionPlan(context, field, selection) };
     }
     if (read.kind === 'node') {
-      // Planned for every type a global id may name: the type is known only from the id.
+      // Planned for every type the arguments may name: the type is known only from them.
+      const abstract = getNamedType(field.type);
+      if (!isAbstractType(abstract)) throw new NoPlan(`Query.${name} is not of an interface or a union`);
+      checkAbstractType(context, abstract);
       const objects = new Map<string, ObjectPlan>();
-      for (const type of context.schema.getPossibleTypes(getNamedType(field.type) as GraphQLInterfaceType)) {
+      for (const type of context.schema.getPossibleTypes(abstract)) {
         objects.set(type.name, objectPlan(context, type, selection));
       }
-      return { key, kind: 'node', field, nodes, list: read.list, objects };
+      return { key, kind: 'node', field, nodes, read, objects };
     }
     const type = getNamedType(field.type);
     if (!isObjectType(type)) throw new NoPlan(`Query.${name} is not an object`);
@@ -211,6 +215,14 @@ function checkType(context: Context, type: GraphQLObjectType) {
   for (const rule of rules) context.rules.add(rule);
 }
 
+/** A union's rules (an interface's are checked on each type that implements it). */
+function checkAbstractType(context: Context, type: GraphQLAbstractType) {
+  if (!isUnionType(type)) return;
+  const rules = rulesOfType(type);
+  if (rules === null) throw new NoPlan(`${type.name} has a rule a plan cannot check`);
+  for (const rule of rules) context.rules.add(rule);
+}
+
 /** All selections of fields answered under one key, as graphql-js merges them. */
 function subSelection(nodes: readonly FieldNode[]): SelectionSetNode[] {
   return nodes.flatMap((node) => (node.selectionSet ? [node.selectionSet] : []));
@@ -229,7 +241,7 @@ function collectFields(context: Context, type: GraphQLObjectType, ...sets: Selec
         if (list) list.push(selection);
         else fields.set(key, [selection]);
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-        if (selection.typeCondition && !applies(selection.typeCondition.name.value, type)) continue;
+        if (selection.typeCondition && !applies(context, selection.typeCondition.name.value, type)) continue;
         collect(selection.selectionSet);
       } else {
         const name = selection.name.value;
@@ -237,7 +249,7 @@ function collectFields(context: Context, type: GraphQLObjectType, ...sets: Selec
         visited.add(name);
         const fragment = context.fragments[name];
         if (!fragment) throw new NoPlan(`no fragment ${name}`);
-        if (!applies(fragment.typeCondition.name.value, type)) continue;
+        if (!applies(context, fragment.typeCondition.name.value, type)) continue;
         collect(fragment.selectionSet);
       }
     }
@@ -246,8 +258,12 @@ function collectFields(context: Context, type: GraphQLObjectType, ...sets: Selec
   return fields;
 }
 
-/** Whether a fragment on `condition` (the type itself, or an interface it implements) applies to `type`. */
-const applies = (condition: string, type: GraphQLObjectType) => condition === type.name || type.getInterfaces().some((implemented) => implemented.name === condition);
+/** Whether a fragment on `condition` (the type itself, an interface it implements, a union it is in) applies to `type`. */
+function applies(context: Context, condition: string, type: GraphQLObjectType): boolean {
+  if (condition === type.name) return true;
+  const named = context.schema.getType(condition);
+  return named !== undefined && isAbstractType(named) && context.schema.isSubType(named, type);
+}
 
 /** Whether `@include`/`@skip` keep a selection, from literals or the plan's condition variables. */
 function included(context: Context, directives: ReadonlyArray<{ name: { value: string }; arguments?: ReadonlyArray<{ name: { value: string }; value: ValueNode }> }>) {

@@ -7,8 +7,8 @@ import { type FindManyArgs, findMany, findManyWithTotal } from '../../database/f
 import type { Lookups } from '../../domain/lookups.js';
 import type { Principal } from '../../auth/scopes.js';
 import { checkPageSize, COUNTED_ROWS, type PageArgs, toldCount } from '../../pothos-plugins/paging.js';
-import { authorizeNode, checkNodeCount, nodeTypes } from '../../pothos-plugins/global-ids.js';
-import { countOf, delegateOf, type ListRead, type Model, type PlannedRead, type WriteContext } from '../../schema/plans.js';
+import { authorizeNode, nodeTypes } from '../../pothos-plugins/global-ids.js';
+import { countOf, delegateOf, type ListRead, type Model, type NamedObject, type PlannedRead, type WriteContext } from '../../schema/plans.js';
 import type { ConnectionPlan, FieldPlan, ObjectPlan, Plan, RootPlan } from './compile.js';
 import { argumentsOf } from './schema-facts.js';
 
@@ -158,12 +158,11 @@ async function rootValue(pass: Pass, request: PlanRequest, field: RootPlan): Pro
     }
   }
   if (field.kind === 'node') {
-    const wanted = (field.list ? args.ids : [args.id]) as GlobalId[];
-    if (field.list) checkNodeCount(wanted);
+    const wanted = field.read.named(args);
     // A caller who may not read one of them: graphql-js answers, with the error at its place.
     for (const { typename } of wanted) authorizeNode(request.principal, typename);
-    const found = await Promise.all(wanted.map((globalId) => nodeOf(pass, request, field.objects, globalId)));
-    return field.list ? found : found[0];
+    const found = await Promise.all(wanted.map((named) => nodeOf(pass, request, field.objects, named)));
+    return field.read.list ? found : found[0];
   }
   const read = field.read;
   if (field.kind === 'lookup' && read.kind === 'lookup') {
@@ -202,14 +201,8 @@ async function readList(request: PlanRequest, model: Model, query: FindManyArgs 
   return { rows, totalCount: total };
 }
 
-/** A global id as node(id:)'s argument gives it, decoded (src/pothos-plugins/global-ids.ts). */
-interface GlobalId {
-  typename: string;
-  id: string;
-}
-
-/** The object a global id names, shaped as its type's selection asks, or null when there is no such row. */
-async function nodeOf(pass: Pass, request: PlanRequest, objects: ReadonlyMap<string, ObjectPlan>, { typename, id }: GlobalId): Promise<Row | null> {
+/** The object named by its type and key, shaped as its type's selection asks, or null when there is no such row. */
+async function nodeOf(pass: Pass, request: PlanRequest, objects: ReadonlyMap<string, ObjectPlan>, { typename, id }: NamedObject): Promise<Row | null> {
   const type = nodeTypes[typename];
   const object = objects.get(typename);
   if (!type || !object) throw new Error(`no Node type ${typename}`);

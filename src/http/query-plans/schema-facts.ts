@@ -1,6 +1,6 @@
 import { getMappedArgumentValues, isThenable } from '@pothos/core';
 import { RequestCache } from '@pothos/plugin-scope-auth';
-import type { FieldNode, GraphQLField, GraphQLObjectType, GraphQLResolveInfo, GraphQLSchema } from 'graphql';
+import { type FieldNode, type GraphQLField, type GraphQLObjectType, type GraphQLResolveInfo, type GraphQLSchema, type GraphQLUnionType, isObjectType } from 'graphql';
 import { builder } from '../../builder.js';
 
 /**
@@ -66,7 +66,7 @@ export function argumentsOf(field: GraphQLField<unknown, unknown>, node: FieldNo
 export type ScopeMap = Readonly<Record<string, unknown>>;
 
 /**
- * The rules stated on a field, or on an object type and the interfaces it implements, that a
+ * The rules stated on a field, or on an object type and the interfaces it implements (or a union), that a
  * request must pass: `null` when one is of a form a plan cannot decide before it reads (a function
  * of the parent or the arguments, scopes granted to what lies below). Every map found is checked,
  * even where scope-auth would skip it (`skipTypeScopes`, type scopes run on `isTypeOf` only): a
@@ -77,9 +77,9 @@ export function rulesOfField(field: GraphQLField<unknown, unknown>): ScopeMap[] 
   return rulesOf(field.extensions as Extensions);
 }
 
-export function rulesOfType(type: GraphQLObjectType): ScopeMap[] | null {
+export function rulesOfType(type: GraphQLObjectType | GraphQLUnionType): ScopeMap[] | null {
   const rules: ScopeMap[] = [];
-  for (const owner of [type, ...type.getInterfaces()]) {
+  for (const owner of [type, ...(isObjectType(type) ? type.getInterfaces() : [])]) {
     const stated = rulesOf(owner.extensions as Extensions);
     if (stated === null) return null;
     rules.push(...stated);
