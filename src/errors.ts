@@ -159,6 +159,11 @@ export function isForeignKeyViolation(error: unknown): boolean {
   return (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2003') || postgresCode(error) === '23503';
 }
 
+/** A write refused by a unique index: the value is taken by another row (SQLSTATE 23505, Prisma's P2002). */
+export function isUniqueViolation(error: unknown): boolean {
+  return (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') || postgresCode(error) === '23505';
+}
+
 /**
  * The SQLSTATE of a PostgreSQL error as it arrives through Prisma's pg
  * driver adapter: wrapped in a PrismaClientKnownRequestError whose

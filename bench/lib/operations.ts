@@ -1,6 +1,6 @@
 import { COUNT_LIMIT } from '../../src/pothos-plugins/paging.js';
 import { dataSet } from './data.js';
-import { openOrders } from './open-orders.js';
+import { deletableCategories, deletablePets, openOrders, type RowPool, renamableCategories } from './open-orders.js';
 
 /**
  * The benchmark's operations, each as our gateway serves it and as
@@ -309,6 +309,77 @@ const createPetPostGraphile = /* GraphQL */ `
 let created = 0;
 const newPetName = () => `zz bench ${++created}`;
 
+// 11. createCategory: a new category, named to sort after every other (the reads never page that far)
+const createCategoryGateway = /* GraphQL */ `
+  mutation BenchCreateCategory($input: NewCategory!) {
+    createCategory(input: $input) { id name description }
+  }`;
+const createCategoryPostGraphile = /* GraphQL */ `
+  mutation BenchCreateCategory($name: String!, $description: String, $now: Datetime!) {
+    createCategory(input: { category: { name: $name, description: $description, updatedAt: $now } }) { category { rowId name description } }
+  }`;
+let createdCategories = 0;
+const newCategoryName = () => `zz bench category ${++createdCategories}`;
+
+// 12. updateCategory: a rename of one of the categories made for it (no read asks for them)
+const renameCategoryGateway = /* GraphQL */ `
+  mutation BenchRenameCategory($id: ID!, $name: String!) {
+    updateCategory(id: $id, input: { name: $name }) { id name }
+  }`;
+const renameCategoryPostGraphile = /* GraphQL */ `
+  mutation BenchRenameCategory($id: BigInt!, $name: String!) {
+    updateCategoryByRowId(input: { rowId: $id, categoryPatch: { name: $name } }) { category { rowId name } }
+  }`;
+let renamedCategories = 0;
+
+// 13. deletePet: a pet made for it (bench/lib/open-orders.ts), one a request
+const deletePetGateway = /* GraphQL */ `
+  mutation BenchDeletePet($id: ID!) {
+    deletePet(id: $id) { id name status categoryId }
+  }`;
+const deletePetPostGraphile = /* GraphQL */ `
+  mutation BenchDeletePet($id: BigInt!) {
+    deletePetByRowId(input: { rowId: $id }) { pet { rowId name status categoryId } }
+  }`;
+
+// 14. deleteCategory: a category made for it, one a request
+const deleteCategoryGateway = /* GraphQL */ `
+  mutation BenchDeleteCategory($id: ID!) {
+    deleteCategory(id: $id) { id name description }
+  }`;
+const deleteCategoryPostGraphile = /* GraphQL */ `
+  mutation BenchDeleteCategory($id: BigInt!) {
+    deleteCategoryByRowId(input: { rowId: $id }) { category { rowId name description } }
+  }`;
+
+/**
+ * A write of rows 12 to 14 on one side: each variant takes the rows it writes from a pool of its own
+ * (bench/lib/open-orders.ts), made ready before each cell; `variables` makes a request's from the
+ * row's id.
+ */
+function pooledVariant(
+  target: Target,
+  name: string,
+  label: string,
+  query: string,
+  pool: () => RowPool,
+  variables: (id: string) => Record<string, unknown>,
+): Variant {
+  const rows = pool();
+  return {
+    key: `${target}:${name}`,
+    target,
+    label,
+    kind: 'graphql',
+    write: true,
+    randomized: true,
+    ...(target === 'gateway' ? { needsToken: true } : {}),
+    query,
+    variables: () => variables(rows.take()),
+    supply: (need) => rows.supply(need),
+  };
+}
+
 /** The fields the PostGraphile documents above rely on: [type, field]. */
 export const postGraphileFields: Array<[string, string]> = [
   ['Query', 'allPets'],
@@ -335,6 +406,14 @@ export const postGraphileFields: Array<[string, string]> = [
   ['BenchCompleteOrderPayload', 'result'],
   ['Mutation', 'benchCancelOrder'],
   ['BenchCancelOrderPayload', 'result'],
+  ['Mutation', 'createCategory'],
+  ['CreateCategoryPayload', 'category'],
+  ['Mutation', 'updateCategoryByRowId'],
+  ['UpdateCategoryPayload', 'category'],
+  ['Mutation', 'deletePetByRowId'],
+  ['DeletePetPayload', 'pet'],
+  ['Mutation', 'deleteCategoryByRowId'],
+  ['DeleteCategoryPayload', 'category'],
 ];
 
 const pgPet: Variant = {
@@ -730,6 +809,90 @@ const baseOperations: Operation[] = [
       variables: () => ({ name: newPetName(), categoryId: String(dataSet.categories), now: new Date().toISOString() }),
     },
     note: 'PostGraphile column: its generated createPet, one INSERT; the gateway’s also validates the name and answers NOT_FOUND for a category that does not exist (one INSERT too)',
+  },
+  {
+    id: '11',
+    title: 'createCategory (write)',
+    gateway: {
+      key: 'gateway:create-category',
+      target: 'gateway',
+      label: 'GraphQL createCategory',
+      kind: 'graphql',
+      write: true,
+      needsToken: true,
+      randomized: true,
+      query: createCategoryGateway,
+      variables: () => ({ input: { name: newCategoryName(), description: 'Made by the bench' } }),
+    },
+    postgraphile: {
+      key: 'postgraphile:create-category',
+      target: 'postgraphile',
+      label: 'GraphQL createCategory (its CRUD mutation)',
+      kind: 'graphql',
+      write: true,
+      randomized: true,
+      query: createCategoryPostGraphile,
+      // updated_at has no default in the table (Prisma's @updatedAt sets it): PostGraphile's caller gives it.
+      variables: () => ({ name: newCategoryName(), description: 'Made by the bench', now: new Date().toISOString() }),
+    },
+    note:
+      'PostGraphile column: its generated createCategory, one INSERT; the gateway’s also validates the name and ' +
+      'description and answers a taken name with CONFLICT (its unique index refuses it: one INSERT too)',
+  },
+  {
+    id: '12',
+    title: 'updateCategory: a rename (write)',
+    gateway: pooledVariant('gateway', 'rename-category', 'GraphQL updateCategory', renameCategoryGateway, renamableCategories, (id) => ({
+      id,
+      name: `zz bench renamed ${++renamedCategories}`,
+    })),
+    postgraphile: pooledVariant(
+      'postgraphile',
+      'rename-category',
+      'GraphQL updateCategoryByRowId (its CRUD mutation)',
+      renameCategoryPostGraphile,
+      renamableCategories,
+      (id) => ({ id, name: `zz bench renamed ${++renamedCategories}` }),
+    ),
+    note:
+      'PostGraphile column: its generated updateCategoryByRowId, one UPDATE of the name (updated_at left as it was); ' +
+      'the gateway’s sets updated_at too and answers a taken name with CONFLICT and a missing category with NOT_FOUND ' +
+      '(one UPDATE). Each side renames, at random, one of 1,000 categories of its own, made before its first cell',
+  },
+  {
+    id: '13',
+    title: 'deletePet (write)',
+    gateway: pooledVariant('gateway', 'delete-pet', 'GraphQL deletePet', deletePetGateway, deletablePets, (id) => ({ id })),
+    postgraphile: pooledVariant(
+      'postgraphile',
+      'delete-pet',
+      'GraphQL deletePetByRowId (its CRUD mutation)',
+      deletePetPostGraphile,
+      deletablePets,
+      (id) => ({ id }),
+    ),
+    note:
+      'PostGraphile column: its generated deletePetByRowId, one DELETE (the foreign keys refuse a pet with orders, ' +
+      'even finished ones, and take its inventory entry with it); the gateway’s delete_pet() locks the pet, counts ' +
+      'its open orders (CONFLICT with the count), deletes its finished orders and the pet: one statement. Each ' +
+      'request deletes a pet made for it before the cell (no orders, no stock entry, in a category of the pool’s own)',
+  },
+  {
+    id: '14',
+    title: 'deleteCategory (write)',
+    gateway: pooledVariant('gateway', 'delete-category', 'GraphQL deleteCategory', deleteCategoryGateway, deletableCategories, (id) => ({ id })),
+    postgraphile: pooledVariant(
+      'postgraphile',
+      'delete-category',
+      'GraphQL deleteCategoryByRowId (its CRUD mutation)',
+      deleteCategoryPostGraphile,
+      deletableCategories,
+      (id) => ({ id }),
+    ),
+    note:
+      'PostGraphile column: its generated deleteCategoryByRowId, one DELETE (the foreign key refuses a category with ' +
+      'pets, as an error); the gateway’s delete_category() locks the category, counts its pets (CONFLICT with the ' +
+      'count) and deletes it: one statement. Each request deletes a category made for it before the cell',
   },
 ];
 

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { oneRow, type PrismaClient } from '../database/client.js';
-import { conflict, isForeignKeyViolation, notFound } from '../errors.js';
+import { conflict, isForeignKeyViolation, isUniqueViolation, notFound } from '../errors.js';
 import type { Category, Pet, Prisma } from '../generated/prisma/client.js';
 import type { PetStatus } from '../generated/prisma/enums.js';
-import { type Loading, readWith } from './loading.js';
+import { type Loading, loadsBeyond, readWith } from './loading.js';
 import { lockCategoryToDelete, lockPetToDelete } from './locks.js';
 import { type EventPublisher, petChanged, petStatusChanged } from './events.js';
 import { description, name, validate } from './validation.js';
@@ -18,52 +18,128 @@ export interface CategoryInput {
   description?: string | null;
 }
 
-export async function createCategory(db: PrismaClient, input: CategoryInput) {
-  const data = validate(newCategory, input);
-  await refuseTakenCategoryName(db, data.name);
-  return db.category.create({ data });
-}
-
-export async function updateCategory(db: PrismaClient, id: bigint, input: CategoryInput) {
-  const data = validate(categoryChanges, input);
-  await findCategory(db, id);
-  if (data.name) await refuseTakenCategoryName(db, data.name, id);
-  return db.category.update({ where: { id }, data });
-}
+const nameTaken = (categoryName: string) => conflict(`A category named "${categoryName}" already exists.`);
+const noCategory = (id: bigint) => notFound(`Category ${id} does not exist.`);
 
 /**
- * Refused while any pet belongs to the category (the foreign key enforces it
- * too). Returns the category as it was, with the relations in `loading`.
+ * One INSERT, of the gateway's own on the pool (as createPet). The name's unique index decides
+ * whether it is taken, so two categories of one name added at once cannot both be written: the
+ * second waits for the first and is refused, which becomes the name's CONFLICT.
+ */
+export async function createCategory(db: PrismaClient, input: CategoryInput): Promise<Category> {
+  const data = validate(newCategory, input);
+  const categoryDescription = data.description ?? null;
+  try {
+    const row = await oneRow<CreatedCategoryRow>(db, CREATE_CATEGORY, [data.name, categoryDescription]);
+    return { id: BigInt(row.id), name: data.name, description: categoryDescription, createdAt: row.created_at, updatedAt: row.updated_at };
+  } catch (error) {
+    if (isUniqueViolation(error)) throw nameTaken(data.name);
+    throw error;
+  }
+}
+
+interface CreatedCategoryRow {
+  /** int8: pg's text, or Prisma's bigint. */
+  id: string | bigint;
+  created_at: Date;
+  updated_at: Date;
+}
+
+// updated_at as Prisma's @updatedAt would set it.
+const CREATE_CATEGORY = 'INSERT INTO categories (name, description, updated_at) VALUES ($1, $2, now()) RETURNING id, created_at, updated_at';
+
+/**
+ * One UPDATE … RETURNING (no row: NOT_FOUND; a name another category has: the unique index refuses
+ * it, CONFLICT). A name left out keeps the name, a description left out the description, a null
+ * one clears it. With nothing to change it writes nothing, as Prisma's update of no fields: one
+ * read of the category.
+ */
+export async function updateCategory(db: PrismaClient, id: bigint, input: CategoryInput): Promise<Category> {
+  const data = validate(categoryChanges, input);
+  const describes = data.description !== undefined;
+  let row: CategoryRow | undefined;
+  try {
+    row =
+      data.name === undefined && !describes
+        ? await oneRow<CategoryRow | undefined>(db, READ_CATEGORY, [id])
+        : await oneRow<CategoryRow | undefined>(db, UPDATE_CATEGORY, [id, data.name ?? null, describes, data.description ?? null]);
+  } catch (error) {
+    if (data.name !== undefined && isUniqueViolation(error)) throw nameTaken(data.name);
+    throw error;
+  }
+  if (!row) throw noCategory(id);
+  return { id, name: row.name, description: row.description, createdAt: row.created_at, updatedAt: row.updated_at };
+}
+
+interface CategoryRow {
+  name: string;
+  description: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+// updated_at as Prisma's @updatedAt would set it.
+const UPDATE_CATEGORY = `UPDATE categories AS c
+  SET name = COALESCE($2::text, c.name),
+      description = CASE WHEN $3::boolean THEN $4::text ELSE c.description END,
+      updated_at = now()
+  WHERE c.id = $1::bigint
+  RETURNING c.name, c.description, c.created_at, c.updated_at`;
+const READ_CATEGORY = 'SELECT c.name, c.description, c.created_at, c.updated_at FROM categories AS c WHERE c.id = $1::bigint';
+
+/** A category's own columns: an answer that asks for nothing else is the row delete_category gives back. */
+const CATEGORY_COLUMNS = ['id', 'name', 'description', 'createdAt', 'updatedAt'] as const;
+
+/**
+ * Refused while any pet belongs to it (the foreign key enforces it too). Returns the category as
+ * it was, with the relations in `loading`. One statement, the database function delete_category
+ * (its migration says what it locks and counts), when `loading` asks for no relation. Otherwise the
+ * category is locked and read with them first, and the function deletes it, in one transaction: the
+ * answer is the category exactly as it went.
  */
 export async function deleteCategory(
   db: PrismaClient,
   id: bigint,
   loading: Loading<Prisma.CategoryInclude, Prisma.CategorySelect> = {},
 ): Promise<Category> {
+  if (!loadsBeyond(loading, CATEGORY_COLUMNS)) return deletedCategory(await oneRow<DeleteCategoryRow>(db, DELETE_CATEGORY, [id]), id);
   return db.$transaction(async (tx) => {
-    // Locked first: a pet being added to it meanwhile is either counted below or finds it gone.
-    if (!(await lockCategoryToDelete(tx, id))) throw notFound(`Category ${id} does not exist.`);
+    // Locked first, as the function locks it: what is read is what it deletes.
+    if (!(await lockCategoryToDelete(tx, id))) throw noCategory(id);
     const category = await readWith<Category, Prisma.CategoryDefaultArgs>(loading, (shape) =>
       tx.category.findUniqueOrThrow({ ...shape, where: { id } }),
     );
-    const pets = await tx.pet.count({ where: { categoryId: id } });
-    if (pets > 0) {
-      throw conflict(`Category ${id} still has ${pets} pet${pets === 1 ? '' : 's'}; move or delete them first.`);
-    }
-    await tx.category.delete({ where: { id } });
+    deletedCategory(await oneRow<DeleteCategoryRow>(tx, DELETE_CATEGORY, [id]), id);
     return category;
   });
 }
 
-async function refuseTakenCategoryName(db: Pick<PrismaClient, 'category'>, categoryName: string, except?: bigint) {
-  const taken = await db.category.findUnique({ where: { name: categoryName }, select: { id: true } });
-  if (taken && taken.id !== except) throw conflict(`A category named "${categoryName}" already exists.`);
+/** What the database function delete_category answers (prisma/migrations/*_delete_functions). */
+interface DeleteCategoryRow {
+  outcome: 'deleted' | 'no category' | 'has pets';
+  pet_count: number | null;
+  category_name: string | null;
+  category_description: string | null;
+  category_created_at: Date | null;
+  category_updated_at: Date | null;
 }
 
-async function findCategory(db: Pick<PrismaClient, 'category'>, id: bigint) {
-  const category = await db.category.findUnique({ where: { id } });
-  if (!category) throw notFound(`Category ${id} does not exist.`);
-  return category;
+const DELETE_CATEGORY = 'SELECT * FROM delete_category($1::bigint)';
+
+/** The category the row says was deleted; throws the domain's error for a refusal. */
+function deletedCategory(row: DeleteCategoryRow, id: bigint): Category {
+  if (row.outcome === 'no category') throw noCategory(id);
+  if (row.outcome === 'has pets') {
+    const pets = row.pet_count!;
+    throw conflict(`Category ${id} still has ${pets} pet${pets === 1 ? '' : 's'}; move or delete them first.`);
+  }
+  return {
+    id,
+    name: row.category_name!,
+    description: row.category_description,
+    createdAt: row.category_created_at!,
+    updatedAt: row.category_updated_at!,
+  };
 }
 
 const petStatus = z.enum(['available', 'pending', 'sold']);
@@ -150,30 +226,60 @@ interface UpdatePetRow {
 
 const UPDATE_PET = `SELECT * FROM update_pet($1::bigint, $2::text, $3::bigint, $4::"PetStatus")`;
 
+const noPet = (id: bigint) => notFound(`Pet ${id} does not exist.`);
+
+/** A pet's own columns: an answer that asks for nothing else is the row delete_pet gives back. */
+const PET_COLUMNS = ['id', 'name', 'categoryId', 'status', 'createdAt', 'updatedAt'] as const;
+
 /**
- * Refused while the pet has an open order. Its finished orders and its
- * inventory entry go with it, in the same transaction. Returns the pet as it
- * was, with the relations in `loading`.
+ * Refused while the pet has an open order. Its finished orders and its inventory entry go with it,
+ * in the same transaction. Returns the pet as it was, with the relations in `loading`. One
+ * statement, the database function delete_pet (its migration says what it locks and counts), when
+ * `loading` asks for no relation. Otherwise the pet is locked and read with them first, and the
+ * function deletes it, in one transaction: the answer is the pet exactly as it went.
  */
 export async function deletePet(
   db: PrismaClient,
   id: bigint,
   loading: Loading<Prisma.PetInclude, Prisma.PetSelect> = {},
 ): Promise<Pet> {
+  if (!loadsBeyond(loading, PET_COLUMNS)) return deletedPet(await oneRow<DeletePetRow>(db, DELETE_PET, [id]), id);
   return db.$transaction(async (tx) => {
-    // Lock the pet so that no order can be placed for it while it is deleted.
-    if (!(await lockPetToDelete(tx, id))) throw notFound(`Pet ${id} does not exist.`);
-    const openOrders = await tx.order.count({ where: { petId: id, complete: false } });
-    if (openOrders > 0) {
-      throw conflict(
-        `Pet ${id} has ${openOrders} open order${openOrders === 1 ? '' : 's'}; complete or cancel them first.`,
-      );
-    }
-    const pet = await readWith<Pet, Prisma.PetDefaultArgs>(loading, (shape) =>
-      tx.pet.findUniqueOrThrow({ ...shape, where: { id } }),
-    );
-    await tx.order.deleteMany({ where: { petId: id } });
-    await tx.pet.delete({ where: { id } });
+    // Locked first, as the function locks it (so no order can be placed for it meanwhile): what is read is what it deletes.
+    if (!(await lockPetToDelete(tx, id))) throw noPet(id);
+    const pet = await readWith<Pet, Prisma.PetDefaultArgs>(loading, (shape) => tx.pet.findUniqueOrThrow({ ...shape, where: { id } }));
+    deletedPet(await oneRow<DeletePetRow>(tx, DELETE_PET, [id]), id);
     return pet;
   });
+}
+
+/** What the database function delete_pet answers (prisma/migrations/*_delete_functions). */
+interface DeletePetRow {
+  outcome: 'deleted' | 'no pet' | 'has open orders';
+  open_orders: number | null;
+  pet_name: string | null;
+  /** int8: pg's text, or Prisma's bigint. */
+  pet_category_id: string | bigint | null;
+  pet_status: PetStatus | null;
+  pet_created_at: Date | null;
+  pet_updated_at: Date | null;
+}
+
+const DELETE_PET = 'SELECT * FROM delete_pet($1::bigint)';
+
+/** The pet the row says was deleted; throws the domain's error for a refusal. */
+function deletedPet(row: DeletePetRow, id: bigint): Pet {
+  if (row.outcome === 'no pet') throw noPet(id);
+  if (row.outcome === 'has open orders') {
+    const openOrders = row.open_orders!;
+    throw conflict(`Pet ${id} has ${openOrders} open order${openOrders === 1 ? '' : 's'}; complete or cancel them first.`);
+  }
+  return {
+    id,
+    name: row.pet_name!,
+    categoryId: BigInt(row.pet_category_id!),
+    status: row.pet_status!,
+    createdAt: row.pet_created_at!,
+    updatedAt: row.pet_updated_at!,
+  };
 }

@@ -2,7 +2,7 @@ import type { DomainEvent } from './events.js';
 
 /**
  * What a write changes, in the domain's words, declared beside each mutation
- * (src/schema/*.ts, with `changes()`). The response cache reads it to know
+ * (src/schema/*.ts, with `plannedWrite()`). The response cache reads it to know
  * which answers a write outdates; a mutation that declares nothing outdates
  * every answer, and a test fails for it.
  */

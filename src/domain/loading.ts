@@ -26,3 +26,14 @@ export function loadsRelation(loading: Loading<object, object>, name: string): b
 export async function readWith<Row, Shape>(loading: Loading<unknown, unknown>, find: (shape: Shape) => Promise<unknown>): Promise<Row> {
   return (await find((loading.select ? { select: loading.select } : { include: loading.include }) as Shape)) as Row;
 }
+
+/**
+ * Whether `loading` asks for more than the row's own `columns`: a relation or a relation's count
+ * (`_count`), which the row a write returns does not carry. A write that deletes the row must then
+ * read it with them before it goes.
+ */
+export function loadsBeyond(loading: Loading<object, object>, columns: readonly string[]): boolean {
+  if (loading.include && Object.values(loading.include).some(Boolean)) return true;
+  const selected = (loading.select ?? {}) as Record<string, unknown>;
+  return Object.keys(selected).some((key) => Boolean(selected[key]) && !columns.includes(key));
+}

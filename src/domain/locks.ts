@@ -16,9 +16,13 @@ import type { Tx } from './transaction.js';
  * (prisma/migrations/*_place_order_function) and set_stock
  * (*_set_stock_function) the pet, then its inventory entry; close_order
  * (*_close_order_function) the pet, then the order, then its entry;
- * update_pet (*_update_pet_function) the new category, then the pet. Adding
- * a pet is one INSERT, whose foreign key share-locks its category. The only
- * locks still taken here are the deletes'.
+ * update_pet (*_update_pet_function) the new category, then the pet;
+ * delete_category (*_delete_functions) the category, then counts its pets;
+ * delete_pet (*_delete_functions) the pet, then deletes its orders and (by
+ * cascade) its inventory entry. Adding a pet is one INSERT, whose foreign key
+ * share-locks its category. The only locks still taken here are those of a
+ * delete whose answer selects a relation: the row is locked and read with it
+ * first, then the same function deletes it, in one transaction.
  */
 
 /** Locks a pet's row to delete it (FOR UPDATE). false when it does not exist. */

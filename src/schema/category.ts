@@ -1,11 +1,11 @@
 import { scopes } from '../auth/scopes.js';
 import { builder } from '../builder.js';
 import { globalId } from '../pothos-plugins/global-ids.js';
-import { createCategory, deleteCategory, updateCategory } from '../domain/catalog.js';
+import { type CategoryInput, createCategory, deleteCategory, updateCategory } from '../domain/catalog.js';
 import { PetConnection } from './pet.js';
-import { countOf, plannedList, plannedLookup } from './plans.js';
+import { countOf, plannedList, plannedLookup, plannedWrite, type WriteContext } from './plans.js';
 import { costs, PAGE, WRITE } from '../pothos-plugins/cost.js';
-import { changes, int64Id, pagedById, pageSizes, sharedConnection } from './shared.js';
+import { int64Id, pagedById, pageSizes, sharedConnection } from './shared.js';
 
 export const Category = builder.prismaNode('Category', {
   // Its global id (nodeId) is made of id (src/pothos-plugins/global-ids.ts), by its resolver and the plans alike.
@@ -85,36 +85,57 @@ const CategoryChanges = builder.inputType('CategoryChanges', {
   }),
 });
 
+/** Adding a category: one INSERT, planned when the answer reads only the category's own fields. */
+const creating = plannedWrite(
+  () => [{ added: 'Category' }],
+  (args: { input: CategoryInput & { name: string } }, ctx: WriteContext) => createCategory(ctx.prisma, args.input),
+);
+
+/** Changing a category: one UPDATE, planned when the answer reads only the category's own fields. */
+const updating = plannedWrite(
+  ({ id }) => [{ changed: 'Category', id: String(id) }],
+  (args: { id: bigint; input: CategoryInput }, ctx: WriteContext) => updateCategory(ctx.prisma, args.id, args.input),
+);
+
+/**
+ * Removing a category: one statement (delete_category), planned when the answer reads only the
+ * category's own fields; the relations it selects are read before the row goes.
+ */
+const deleting = plannedWrite(
+  ({ id }) => [{ removed: 'Category', id: String(id) }],
+  (args: { id: bigint }, ctx: WriteContext, query?: Parameters<typeof deleteCategory>[2]) => deleteCategory(ctx.prisma, args.id, query),
+);
+
 builder.mutationFields((t) => ({
   createCategory: t.field({
     authScopes: { scope: scopes.writeCatalog },
     type: Category,
     description: 'Adds a category. Its name must not be taken.',
-    ...changes(() => [{ added: 'Category' }]),
     ...costs(WRITE),
+    extensions: creating.extensions,
     args: { input: t.arg({ type: NewCategory, required: true, description: 'The new category.' }) },
-    resolve: (_root, { input }, ctx) => createCategory(ctx.prisma, input),
+    resolve: (_root, args, ctx) => creating.write(args, ctx),
   }),
   updateCategory: t.field({
     authScopes: { scope: scopes.writeCatalog },
     type: Category,
     description: "Changes a category's name or description.",
-    ...changes(({ id }) => [{ changed: 'Category', id: String(id) }]),
     ...costs(WRITE),
+    extensions: updating.extensions,
     args: {
       id: t.arg.int64Id({ required: true, description: 'The id of the category.' }),
       input: t.arg({ type: CategoryChanges, required: true, description: 'The changes.' }),
     },
-    resolve: (_root, { id, input }, ctx) => updateCategory(ctx.prisma, id, input),
+    resolve: (_root, args, ctx) => updating.write(args, ctx),
   }),
   deleteCategory: t.prismaField({
     authScopes: { scope: scopes.writeCatalog },
     type: Category,
     description: 'Removes a category; refused while any pet belongs to it. Returns the category as it was.',
-    ...changes(({ id }) => [{ removed: 'Category', id: String(id) }]),
     ...costs(WRITE),
+    extensions: deleting.extensions,
     args: { id: t.arg.int64Id({ required: true, description: 'The id of the category.' }) },
     // The relations the operation selects are read before the row goes.
-    resolve: (query, _root, { id }, ctx) => deleteCategory(ctx.prisma, id, query),
+    resolve: (query, _root, args, ctx) => deleting.write(args, ctx, query),
   }),
 }));

@@ -9,7 +9,7 @@ import { OrderConnection } from './order.js';
 import { TOLD_BY_EVENTS } from '../domain/changes.js';
 import { countOf, plannedList, plannedLookup, plannedWrite, type WriteContext } from './plans.js';
 import { costs, PAGE, WRITE } from '../pothos-plugins/cost.js';
-import { changes, int64Id, pagedById, pageSizes, sharedConnection } from './shared.js';
+import { int64Id, pagedById, pageSizes, sharedConnection } from './shared.js';
 
 export const PetStatus = builder.enumType('PetStatus', {
   description: 'Status of a pet and of an inventory entry.',
@@ -192,6 +192,19 @@ const updating = plannedWrite(
     }),
 );
 
+/**
+ * Removing a pet with its stock entry and finished orders: one statement (delete_pet), planned when
+ * the answer reads only the pet's own fields; the relations it selects are read before the row goes.
+ */
+const deleting = plannedWrite(
+  ({ id }) => [
+    { removed: 'Pet', id: String(id) },
+    { removed: 'InventoryItem', id: String(id) },
+    { removed: 'Order', ofPet: String(id) },
+  ],
+  (args: { id: bigint }, ctx: WriteContext, query?: Parameters<typeof deletePet>[2]) => deletePet(ctx.prisma, args.id, query),
+);
+
 /** Adding a pet: one INSERT, planned when the answer reads only the pet's own fields. */
 const creating = plannedWrite(
   () => [{ added: 'Pet' }],
@@ -227,14 +240,9 @@ builder.mutationFields((t) => ({
       'Removes a pet with its stock entry and finished orders; refused while it has an open order. ' +
       'Returns the pet as it was.',
     ...costs(WRITE),
-    // Its stock entry and its finished orders go with it.
-    ...changes(({ id }) => [
-      { removed: 'Pet', id: String(id) },
-      { removed: 'InventoryItem', id: String(id) },
-      { removed: 'Order', ofPet: String(id) },
-    ]),
+    extensions: deleting.extensions,
     args: { id: t.arg.int64Id({ required: true, description: 'The id of the pet.' }) },
     // The relations the operation selects are read before the row goes.
-    resolve: (query, _root, { id }, ctx) => deletePet(ctx.prisma, id, query),
+    resolve: (query, _root, args, ctx) => deleting.write(args, ctx, query),
   }),
 }));

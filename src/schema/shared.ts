@@ -1,6 +1,5 @@
 import type { ObjectRef, SchemaTypes } from '@pothos/core';
 import { builder, type StabilityLevel } from '../builder.js';
-import type { ChangeDeclaration } from '../domain/changes.js';
 import { checkPageSize, COUNT_LIMIT, type PageArgs, pageSize, toldCount } from '../pothos-plugins/paging.js';
 import { COUNT, costs } from '../pothos-plugins/cost.js';
 import { plannedRelatedList } from './plans.js';
@@ -31,14 +30,6 @@ export function stability(level: StabilityLevel, description: string) {
     directives: { stability: { level } },
     tag: level.toLowerCase(),
   } as const;
-}
-
-/**
- * What a mutation changes (src/domain/changes.ts), declared beside it as a field extension: the
- * response cache reads it to know which answers the write outdates.
- */
-export function changes(declaration: ChangeDeclaration) {
-  return { extensions: { changes: declaration } } as const;
 }
 
 /**

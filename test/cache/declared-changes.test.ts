@@ -6,7 +6,7 @@ import { EVERYTHING, writeTags } from '../../src/http/dependency-tags/tags.js';
 import { schema } from '../../src/schema/index.js';
 
 /**
- * What a mutation changes is declared beside it in the schema (`changes(…)` in
+ * What a mutation changes is declared beside it in the schema (`plannedWrite(changes, …)` in
  * src/schema/*.ts); the response cache reads nothing else to know what a write
  * outdates. A mutation added without a declaration would outdate every answer
  * at each call: this fails first, naming it.
@@ -16,7 +16,7 @@ describe('what each mutation changes', () => {
 
   it.each(mutations.map((field) => [field.name, field] as const))('%s declares what it changes', (_name, field) => {
     const declared = field.extensions.changes;
-    expect(declared === TOLD_BY_EVENTS || typeof declared === 'function', `${field.name} declares no changes()`).toBe(true);
+    expect(declared === TOLD_BY_EVENTS || typeof declared === 'function', `${field.name} declares no changes`).toBe(true);
   });
 
   it('a mutation that declares nothing outdates every answer', () => {

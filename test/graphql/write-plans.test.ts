@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { allScopes, scopes } from '../../src/auth/scopes.js';
+import { schema } from '../../src/schema/index.js';
 import { type TestGateway, useTestGateway } from '../support/gateway.js';
 import { bearer, postGraphQL } from '../support/http.js';
 import { testToken } from '../support/tokens.js';
@@ -435,15 +436,174 @@ describe('planned writes', () => {
     expectPlannedWhereverPossible(tally, ['FORBIDDEN', 'NOT_FOUND', 'VALIDATION_FAILED']);
   });
 
-  it('keeps plans only of writes that may have one: other mutations do not take the places of query plans', async () => {
+  it('answer generated createCategory documents as field-by-field execution does, refusals included, and add the same categories', async () => {
+    let added = 0;
+    const change = fc.record({
+      name: fc.constantFrom('new', 'new', 'new', '  new  ', 'Write plans', '', 'x'.repeat(101)),
+      description: fc.constantFrom(undefined, undefined, null, 'Furry', 'y'.repeat(1001)),
+      selection: fc.subarray(['id', 'name', 'description', 'nodeId', '__typename', 'called: name'], { minLength: 1 }),
+      relation: fc.integer({ min: 0, max: 5 }).map((n) => n === 0),
+      refused: fc.integer({ min: 0, max: 8 }).map((n) => n === 0),
+    });
+    const tally = newTally();
+    await fc.assert(
+      fc.asyncProperty(change, async (choice) => {
+        const fields = [...choice.selection, ...(choice.relation ? ['pets { totalCount }'] : [])].join(' ');
+        const text = `mutation AddCategory($input: NewCategory!) { createCategory(input: $input) { ${fields} } }`;
+        const scopeList = choice.refused ? allScopes.filter((scope) => scope !== scopes.writeCatalog) : allScopes;
+        // A new name each time (the same on both), unless it is one that is taken or refused.
+        const requestOf = async () => {
+          const name = choice.name.trim() === 'new' ? choice.name.replace('new', `New kind ${++added}`) : choice.name;
+          const input = { name, ...(choice.description === undefined ? {} : { description: choice.description }) };
+          return { text, variables: { input }, scopes: scopeList };
+        };
+        const read = { text: 'query Kinds { categories(first: 100) { totalCount nodes { id name description } } }', variables: {}, scopes: allScopes };
+        await writeThriceOnBoth(requestOf, tally, choice.relation, read);
+      }),
+      { numRuns: 40, seed: 20261128 },
+    );
+    const categoriesOf = (gateway: TestGateway) =>
+      gateway.prisma.category.findMany({ orderBy: { id: 'asc' }, select: { id: true, name: true, description: true } });
+    expect(await categoriesOf(planned)).toEqual(await categoriesOf(fieldByField));
+    expectPlannedWhereverPossible(tally, ['CONFLICT', 'FORBIDDEN', 'VALIDATION_FAILED']);
+  });
+
+  it('answer generated updateCategory documents as field-by-field execution does, refusals included, and leave the same categories', async () => {
+    // A category of the test's own on each database (the same id on both), to change.
+    let own = '';
+    for (const gateway of [planned, fieldByField]) own = String((await gateway.prisma.category.create({ data: { id: 880_000n, name: 'Changing' } })).id);
+    const change = fc.record({
+      category: fc.constantFrom('own', 'own', 'own', 'missing'),
+      name: fc.constantFrom(undefined, undefined, 'Changed', ' Changed again ', 'Write plans', '', 'x'.repeat(101)),
+      description: fc.constantFrom(undefined, undefined, null, 'Scaly', 'y'.repeat(1001)),
+      selection: fc.subarray(['id', 'name', 'description', 'nodeId', '__typename', 'called: name'], { minLength: 1 }),
+      relation: fc.integer({ min: 0, max: 5 }).map((n) => n === 0),
+      refused: fc.integer({ min: 0, max: 8 }).map((n) => n === 0),
+    });
+    const tally = newTally();
+    await fc.assert(
+      fc.asyncProperty(change, async (choice) => {
+        const id = choice.category === 'missing' ? '987654321' : own;
+        const input = {
+          ...(choice.name === undefined ? {} : { name: choice.name }),
+          ...(choice.description === undefined ? {} : { description: choice.description }),
+        };
+        const fields = [...choice.selection, ...(choice.relation ? ['pets { totalCount }'] : [])].join(' ');
+        const request = {
+          text: `mutation ChangeCategory($id: ID!, $input: CategoryChanges!) { updateCategory(id: $id, input: $input) { ${fields} } }`,
+          variables: { id, input },
+          scopes: choice.refused ? allScopes.filter((scope) => scope !== scopes.writeCatalog) : allScopes,
+        };
+        const read = { text: 'query Kind($id: ID!) { category(id: $id) { name description } }', variables: { id: own }, scopes: allScopes };
+        await writeThriceOnBoth(request, tally, choice.relation, read);
+      }),
+      { numRuns: 50, seed: 20261128 },
+    );
+    const categoryOf = (gateway: TestGateway) => gateway.prisma.category.findUniqueOrThrow({ where: { id: BigInt(own) }, select: { name: true, description: true } });
+    expect(await categoryOf(planned)).toEqual(await categoryOf(fieldByField));
+    expectPlannedWhereverPossible(tally, ['CONFLICT', 'FORBIDDEN', 'NOT_FOUND', 'VALIDATION_FAILED']);
+  });
+
+  it('answer generated deleteCategory documents as field-by-field execution does, refusals included, and leave the same categories', async () => {
+    // Each request deletes a category made for it, alike on both databases (ids of the test's own).
+    let nextId = 881_000n;
+    const kinds = ['empty', 'empty', 'empty', 'withPet', 'missing', 'badId'] as const;
+    const change = fc.record({
+      kind: fc.constantFrom(...kinds),
+      selection: fc.subarray(['id', 'name', 'description', 'nodeId', '__typename', 'called: name'], { minLength: 1 }),
+      relation: fc.integer({ min: 0, max: 5 }).map((n) => n === 0),
+      refused: fc.integer({ min: 0, max: 8 }).map((n) => n === 0),
+    });
+    const tally = newTally();
+    await fc.assert(
+      fc.asyncProperty(change, async (choice) => {
+        const fields = [...choice.selection, ...(choice.relation ? ['pets { totalCount }'] : [])].join(' ');
+        const text = `mutation DropCategory($id: ID!) { deleteCategory(id: $id) { ${fields} } }`;
+        const scopeList = choice.refused ? allScopes.filter((scope) => scope !== scopes.writeCatalog) : allScopes;
+        const requestOf = async () => {
+          if (choice.kind === 'missing') return { text, variables: { id: '987654321' }, scopes: scopeList };
+          if (choice.kind === 'badId') return { text, variables: { id: 'not an id' }, scopes: scopeList };
+          const id = nextId++;
+          for (const gateway of [planned, fieldByField]) {
+            await gateway.prisma.category.create({ data: { id, name: `Going ${id}`, description: id % 2n ? 'Soon gone' : null } });
+            if (choice.kind === 'withPet') await gateway.prisma.pet.create({ data: { id: id + 10_000n, name: 'Keeps it', categoryId: id } });
+          }
+          return { text, variables: { id: String(id) }, scopes: scopeList };
+        };
+        const read = { text: 'query Kinds { categories(first: 100) { totalCount nodes { id name } } }', variables: {}, scopes: allScopes };
+        await writeThriceOnBoth(requestOf, tally, choice.relation, read);
+      }),
+      { numRuns: 40, seed: 20261128 },
+    );
+    const categoriesOf = (gateway: TestGateway) =>
+      gateway.prisma.category.findMany({ where: { id: { gte: 881_000n } }, orderBy: { id: 'asc' }, select: { id: true, name: true, description: true } });
+    expect(await categoriesOf(planned)).toEqual(await categoriesOf(fieldByField));
+    expectPlannedWhereverPossible(tally, ['CONFLICT', 'FORBIDDEN', 'NOT_FOUND', 'VALIDATION_FAILED']);
+  });
+
+  it('answer generated deletePet documents as field-by-field execution does, refusals included, and leave the same pets, stock and orders', async () => {
+    // Each request deletes a pet made for it, alike on both databases (ids of the test's own), in a category of their own.
+    const category = 882_000n;
+    for (const gateway of [planned, fieldByField]) await gateway.prisma.category.create({ data: { id: category, name: 'Deleted pets' } });
+    let nextId = 882_000n;
+    const kinds = ['plain', 'plain', 'stocked', 'finishedOrder', 'openOrder', 'missing', 'badId'] as const;
+    const change = fc.record({
+      kind: fc.constantFrom(...kinds),
+      status: fc.constantFrom('available', 'pending', 'sold'),
+      selection: fc.subarray(['id', 'name', 'status', 'categoryId', 'nodeId', '__typename', 'called: name'], { minLength: 1 }),
+      relation: fc.integer({ min: 0, max: 5 }).map((n) => n === 0),
+      refused: fc.integer({ min: 0, max: 8 }).map((n) => n === 0),
+    });
+    const tally = newTally();
+    await fc.assert(
+      fc.asyncProperty(change, async (choice) => {
+        const fields = [...choice.selection, ...(choice.relation ? ['category { name } inventory { quantity }'] : [])].join(' ');
+        const text = `mutation DropPet($id: ID!) { deletePet(id: $id) { ${fields} } }`;
+        const scopeList = choice.refused ? allScopes.filter((scope) => scope !== scopes.writeCatalog) : allScopes;
+        const requestOf = async () => {
+          if (choice.kind === 'missing') return { text, variables: { id: '987654321' }, scopes: scopeList };
+          if (choice.kind === 'badId') return { text, variables: { id: 'not an id' }, scopes: scopeList };
+          const id = nextId++;
+          for (const gateway of [planned, fieldByField]) {
+            await gateway.prisma.pet.create({ data: { id, name: `Leaving ${id}`, categoryId: category, status: choice.status } });
+            if (choice.kind !== 'plain') await gateway.prisma.inventoryItem.create({ data: { petId: id, quantity: 3, status: choice.status } });
+            if (choice.kind === 'finishedOrder' || choice.kind === 'openOrder') {
+              await gateway.prisma.order.create({ data: { id: id + 10_000n, petId: id, quantity: 1, complete: choice.kind === 'finishedOrder' } });
+            }
+          }
+          return { text, variables: { id: String(id) }, scopes: scopeList };
+        };
+        const read = {
+          text: 'query Left($c: ID!) { pets(first: 100, filter: { categoryId: $c }) { totalCount nodes { id name status } } }',
+          variables: { c: String(category) },
+          scopes: allScopes,
+        };
+        await writeThriceOnBoth(requestOf, tally, choice.relation, read);
+      }),
+      { numRuns: 40, seed: 20261128 },
+    );
+    const left = async (gateway: TestGateway) => ({
+      pets: await gateway.prisma.pet.findMany({ where: { categoryId: category }, orderBy: { id: 'asc' }, select: { id: true, name: true, status: true } }),
+      stock: await gateway.prisma.inventoryItem.findMany({ where: { petId: { gte: 882_000n } }, orderBy: { petId: 'asc' }, select: { petId: true, quantity: true } }),
+      orders: await gateway.prisma.order.findMany({ where: { petId: { gte: 882_000n } }, orderBy: { id: 'asc' }, select: { id: true, petId: true, complete: true } }),
+    });
+    const plannedLeft = await left(planned);
+    expect(plannedLeft).toEqual(await left(fieldByField));
+    // What was refused stays; what was deleted went with its stock and finished orders.
+    expect(plannedLeft.orders.every((order) => !order.complete)).toBe(true);
+    expectPlannedWhereverPossible(tally, ['CONFLICT', 'FORBIDDEN', 'NOT_FOUND', 'VALIDATION_FAILED']);
+  });
+
+  it('keeps plans only of writes that may have one: a mutation with no plannable write does not take the place of query plans', async () => {
+    // Every mutation of the schema is plannable.
+    expect(Object.values(schema.getMutationType()!.getFields()).filter((field) => !field.extensions.plannedWrite).map((field) => field.name)).toEqual([]);
     const kept = async () =>
       Number(/^petstore_cache_entries\{cache="graphql_plans"\} (\d+)/m.exec(await (await fetch(`${planned.baseUrl}/metrics`)).text())?.[1]);
     const before = await kept();
     for (let n = 1; n <= 3; n++) {
-      // A document each, of a mutation with no plan: none of them is kept.
-      const name = `Not kept ${n} ${Date.now()}`;
-      const create = { text: `mutation { createCategory(input: { name: "${name}" }) { name } }`, variables: {}, scopes: allScopes };
-      expect((await send(planned, create)).body).toMatchObject({ data: { createCategory: { name } } });
+      // A document each, of a mutation that selects no write: none of them is kept.
+      const typename = { text: `mutation { notKept${n}: __typename }`, variables: {}, scopes: allScopes };
+      expect((await send(planned, typename)).body).toMatchObject({ data: { [`notKept${n}`]: 'Mutation' } });
     }
     expect(await kept()).toBe(before);
     await send(planned, { text: 'mutation Kept($p: ID!) { placeOrder(input: { petId: $p, quantity: 1 }) { id } }', variables: { p: pets.plenty }, scopes: allScopes });

@@ -12,7 +12,7 @@ export type WriteListener = (tags: ReadonlySet<string>) => Promise<void> | void;
 
 /**
  * What every mutation changed, as dependency tags (tags.ts): the entities of its arguments as its
- * field declares them (`changes(...)` beside it, src/domain/changes.ts), and those of the domain
+ * field declares them (`plannedWrite(changes, write)` beside it, src/domain/changes.ts), and those of the domain
  * events it published (a rename's names the category whose name-ordered lists it outdates). The one
  * source of "what did this write touch" for the response cache (which stamps its write log) and
  * live queries (which re-execute what depends on it), whichever engine ran the
