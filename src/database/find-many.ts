@@ -1,4 +1,5 @@
 import { getDatamodel } from '../generated/pothos-prisma-types.js';
+import * as enums from '../generated/prisma/enums.js';
 import { directAccessOf, type PrismaClient, runOnPool } from './client.js';
 
 /**
@@ -296,6 +297,18 @@ function orderClause(builder: Builder, alias: string, order: Array<{ field: Fiel
   return order.map(({ field, direction }) => `${builder.column(alias, field)} ${(backward ? flip(direction) : direction).toUpperCase()}`).join(', ');
 }
 
+/**
+ * One of an enum's values, written into the text rather than bound: PostgreSQL then plans each value
+ * on its own. Bound, the prepared statement's generic plan is costed for the commonest value, and
+ * for a value few rows have it walks the whole table in the list's order filtering them out (a
+ * status no stock entry has: every entry read). An enum has few values, so few texts.
+ */
+function enumLiteral(field: Field, given: unknown): string {
+  const values = (enums as unknown as Record<string, Record<string, string> | undefined>)[field.type];
+  if (!values || typeof given !== 'string' || !Object.values(values).includes(given)) return unsupported(`${field.name}: ${String(given)} is no ${field.type}`);
+  return `'${given.replaceAll("'", "''")}'::"public".${quote(field.type)}`;
+}
+
 /** The conditions of a `where` (all must hold). */
 function conditionsOf(builder: Builder, model: Model, alias: string, where: Row | undefined): string[] {
   const conditions: string[] = [];
@@ -308,8 +321,7 @@ function conditionsOf(builder: Builder, model: Model, alias: string, where: Row 
     const field = model.fields.get(key);
     if (!field || field.kind === 'object') return unsupported(`where ${model.name}.${key}`);
     const column = builder.column(alias, field);
-    const value = (given: unknown) =>
-      field.kind === 'enum' ? `CAST(${builder.param(given)}::text AS "public".${quote(field.type)})` : builder.param(given);
+    const value = (given: unknown) => (field.kind === 'enum' ? enumLiteral(field, given) : builder.param(given));
     if (condition instanceof Date || Array.isArray(condition)) return unsupported(`where ${model.name}.${key}: ${typeof condition}`);
     if (condition === null) {
       conditions.push(`${column} IS NULL`);

@@ -25,10 +25,12 @@ const checks = [
 // One index per lookup the API makes (besides the primary keys).
 const indexes = [
   'categories_name_key',
-  'inventory_items_status_idx',
+  'inventory_items_status_pet_id_idx',
   'orders_complete_id_idx',
   'orders_pet_id_complete_idx',
   'pets_category_id_id_name_status_idx',
+  'pets_category_id_name_id_status_idx',
+  'pets_name_id_idx',
   'pets_status_id_idx',
 ];
 
