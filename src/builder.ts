@@ -15,7 +15,6 @@ import type { EventPublisher } from './domain/events.js';
 import type { Lookups } from './domain/lookups.js';
 import type { PetstorePubSub } from './events/bus.js';
 import type { LegacyPolicy } from './legacy.js';
-import type { NamedObject, PlannedRead } from './schema/plans.js';
 import type PrismaTypes from './generated/pothos-prisma-types.js';
 import { getDatamodel } from './generated/pothos-prisma-types.js';
 
@@ -99,7 +98,8 @@ export const builder = new SchemaBuilder<{
     nodeQueryOptions: {
       description: 'The object with this global id (a nodeId), or null when there is none. An order needs orders:read.',
       args: { id: { description: 'A global id, as a nodeId field gave it.' } },
-      extensions: { plannedRead: { kind: 'node', list: false, named: ({ id }) => [id as NamedObject] } satisfies PlannedRead },
+      // For plans (src/schema/plans.ts, PlannedRead 'node'): the objects the arguments name, decoded by the relay plugin.
+      extensions: { plannedRead: { kind: 'node', list: false, named: (args: { id: unknown }) => [args.id] } },
       resolve: (_root, { id }, ctx, _info, resolveNode) => {
         authorizeNode(ctx.principal, id.typename);
         return resolveNode(id);
@@ -113,11 +113,11 @@ export const builder = new SchemaBuilder<{
         plannedRead: {
           kind: 'node',
           list: true,
-          named: ({ ids }) => {
-            checkNodeCount(ids as unknown[]);
-            return ids as NamedObject[];
+          named: (args: { ids: unknown[] }) => {
+            checkNodeCount(args.ids);
+            return args.ids;
           },
-        } satisfies PlannedRead,
+        },
       },
       resolve: (_root, { ids }, ctx, _info, resolveNodes) => {
         checkNodeCount(ids);
