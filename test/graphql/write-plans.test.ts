@@ -460,7 +460,7 @@ describe('planned writes', () => {
         const read = { text: 'query Kinds { categories(first: 100) { totalCount nodes { id name description } } }', variables: {}, scopes: allScopes };
         await writeThriceOnBoth(requestOf, tally, choice.relation, read);
       }),
-      { numRuns: 40, seed: 20261128 },
+      { numRuns: 25, seed: 20261128 },
     );
     const categoriesOf = (gateway: TestGateway) =>
       gateway.prisma.category.findMany({ orderBy: { id: 'asc' }, select: { id: true, name: true, description: true } });
@@ -497,7 +497,7 @@ describe('planned writes', () => {
         const read = { text: 'query Kind($id: ID!) { category(id: $id) { name description } }', variables: { id: own }, scopes: allScopes };
         await writeThriceOnBoth(request, tally, choice.relation, read);
       }),
-      { numRuns: 50, seed: 20261128 },
+      { numRuns: 25, seed: 20261128 },
     );
     const categoryOf = (gateway: TestGateway) => gateway.prisma.category.findUniqueOrThrow({ where: { id: BigInt(own) }, select: { name: true, description: true } });
     expect(await categoryOf(planned)).toEqual(await categoryOf(fieldByField));
@@ -533,7 +533,7 @@ describe('planned writes', () => {
         const read = { text: 'query Kinds { categories(first: 100) { totalCount nodes { id name } } }', variables: {}, scopes: allScopes };
         await writeThriceOnBoth(requestOf, tally, choice.relation, read);
       }),
-      { numRuns: 40, seed: 20261128 },
+      { numRuns: 25, seed: 20261128 },
     );
     const categoriesOf = (gateway: TestGateway) =>
       gateway.prisma.category.findMany({ where: { id: { gte: 881_000n } }, orderBy: { id: 'asc' }, select: { id: true, name: true, description: true } });
@@ -580,7 +580,7 @@ describe('planned writes', () => {
         };
         await writeThriceOnBoth(requestOf, tally, choice.relation, read);
       }),
-      { numRuns: 40, seed: 20261128 },
+      { numRuns: 25, seed: 20261128 },
     );
     const left = async (gateway: TestGateway) => ({
       pets: await gateway.prisma.pet.findMany({ where: { categoryId: category }, orderBy: { id: 'asc' }, select: { id: true, name: true, status: true } }),
