@@ -57,7 +57,7 @@ import { cleaningUp, cleanUp, cleanUpOnSignals } from './lib/cleanup.js';
 import { baselinePass } from './lib/baseline.js';
 import { checkBaselineSettings, prepareBaseline } from './lib/baseline-build.js';
 import { adminUrl, closeOrderFunctions, createDatabase, databaseUrl, dataSet, leftoverDatabases, loadData, placeOrderFunction, withClient } from './lib/data.js';
-import { openOrdersIn } from './lib/open-orders.js';
+import { rowPoolsIn } from './lib/row-pools.js';
 import { countingPass, loadPass } from './lib/matrix.js';
 import { ladderPass } from './lib/ladder.js';
 import { livePass } from './lib/live.js';
@@ -101,7 +101,7 @@ async function prepareDatabase() {
   await withClient(url, async (db) => {
     for (const sql of [placeOrderFunction, ...closeOrderFunctions]) await db.query(sql);
   });
-  openOrdersIn(url);
+  rowPoolsIn(url);
   log('data loaded');
   return { name, url };
 }

@@ -1,6 +1,6 @@
 import { COUNT_LIMIT } from '../../src/pothos-plugins/paging.js';
 import { dataSet } from './data.js';
-import { deletableCategories, deletablePets, openOrders, type RowPool, renamableCategories } from './open-orders.js';
+import { deletableCategories, deletablePets, openOrders, type RowPool, renamableCategories } from './row-pools.js';
 
 /**
  * The benchmark's operations, each as our gateway serves it and as
@@ -267,24 +267,18 @@ const closePostGraphile = (mutation: string) => /* GraphQL */ `
 
 /**
  * Rows 8 and 9: one write that closes an open order, the same on both servers but for the mutation's
- * name. Each variant closes orders of its own pool (bench/lib/open-orders.ts), one new order a request.
+ * name. Each variant closes orders of its own pool (bench/lib/row-pools.ts), one new order a request.
  */
 function closingOperation(id: string, mutation: 'completeOrder' | 'cancelOrder', title: string): Operation {
-  const variant = (target: Target): Variant => {
-    const pool = openOrders();
-    return {
-      key: `${target}:${mutation}`,
+  const variant = (target: Target): Variant =>
+    pooledVariant(
       target,
-      label: target === 'gateway' ? `GraphQL ${mutation}` : `GraphQL bench${mutation[0]!.toUpperCase()}${mutation.slice(1)} (SQL function)`,
-      kind: 'graphql',
-      write: true,
-      randomized: true,
-      ...(target === 'gateway' ? { needsToken: true } : {}),
-      query: target === 'gateway' ? closeGateway(mutation) : closePostGraphile(mutation),
-      variables: () => ({ id: pool.take() }),
-      supply: (need) => pool.supply(need),
-    };
-  };
+      mutation,
+      target === 'gateway' ? `GraphQL ${mutation}` : `GraphQL bench${mutation[0]!.toUpperCase()}${mutation.slice(1)} (SQL function)`,
+      target === 'gateway' ? closeGateway(mutation) : closePostGraphile(mutation),
+      openOrders,
+      (order) => ({ id: order }),
+    );
   return {
     id,
     title,
@@ -332,7 +326,7 @@ const renameCategoryPostGraphile = /* GraphQL */ `
   }`;
 let renamedCategories = 0;
 
-// 13. deletePet: a pet made for it (bench/lib/open-orders.ts), one a request
+// 13. deletePet: a pet made for it (bench/lib/row-pools.ts), one a request
 const deletePetGateway = /* GraphQL */ `
   mutation BenchDeletePet($id: ID!) {
     deletePet(id: $id) { id name status categoryId }
@@ -353,8 +347,8 @@ const deleteCategoryPostGraphile = /* GraphQL */ `
   }`;
 
 /**
- * A write of rows 12 to 14 on one side: each variant takes the rows it writes from a pool of its own
- * (bench/lib/open-orders.ts), made ready before each cell; `variables` makes a request's from the
+ * A write of rows 8, 9 and 12 to 14 on one side: each variant takes the rows it writes from a pool of its own
+ * (bench/lib/row-pools.ts), made ready before each cell; `variables` makes a request's from the
  * row's id.
  */
 function pooledVariant(

@@ -20,7 +20,7 @@ let database: pg.Pool | undefined;
 let ranges = 0;
 
 /** The bench's database, where the pools' rows go; before any is supplied. */
-export function openOrdersIn(url: string): void {
+export function rowPoolsIn(url: string): void {
   const pool = new pg.Pool({ connectionString: url, max: 1, allowExitOnIdle: true });
   // Its idle connection ends when the run drops the database; that is no error of the run.
   pool.on('error', () => undefined);
@@ -57,7 +57,7 @@ function rowPool(rows: PoolRows): RowPool {
     async supply({ requests = 0, durationS = 0 }) {
       const wanted = BigInt(Math.max(requests, Math.ceil(durationS * MOST_REQUESTS_PER_SECOND)));
       if (end - next >= wanted) return;
-      if (!database) throw new Error('row pools: openOrdersIn(url) was not called');
+      if (!database) throw new Error('row pools: rowPoolsIn(url) was not called');
       if (!prepared) await rows.prepare?.(database, base);
       prepared = true;
       // What the last drive left goes first, so unused pool rows do not pile up.
@@ -120,7 +120,7 @@ export function renamableCategories(): RowPool {
     take: () => String(base + BigInt(Math.floor(Math.random() * Number(RENAMED_CATEGORIES)))),
     async supply() {
       if (made) return;
-      if (!database) throw new Error('row pools: openOrdersIn(url) was not called');
+      if (!database) throw new Error('row pools: rowPoolsIn(url) was not called');
       await database.query(
         `INSERT INTO categories (id, name, created_at, updated_at)
          SELECT g, 'zz bench renamable ' || g, now(), now() FROM generate_series($1::bigint, $2::bigint) AS g
