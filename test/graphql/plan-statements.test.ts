@@ -85,6 +85,14 @@ const petArgs = fc
     ...(cursorAt === undefined ? { skip: 0 } : { skip: 1, cursor: { id: petIds[cursorAt] ?? 999_999n } }),
   }));
 
+/** A node of PostgreSQL's EXPLAIN (FORMAT JSON), and every node beneath it, InitPlans included. */
+interface PlanNode {
+  'Node Type': string;
+  'Actual Loops': number;
+  Plans?: PlanNode[];
+}
+const nodesOf = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodesOf)];
+
 describe('the gateway\'s own statements', () => {
   it('read what Prisma\'s findMany reads, for generated arguments', { timeout: 120_000 }, async () => {
     let compared = 0;
@@ -167,6 +175,33 @@ describe('the gateway\'s own statements', () => {
       }
     });
     expect(found).toEqual([]);
+  });
+
+  it('count a list through LIMIT only where the table may reach the limit before it is analysed again', async () => {
+    // What ran of each branch of the count (src/database/find-many.ts totalOf): the LIMIT's step, or count(*) alone.
+    const branchesRun = async (limit: number, where: Record<string, unknown>) =>
+      gateway.prisma.$transaction(async (tx) => {
+        await tx.$executeRawUnsafe('ANALYZE orders');
+        const statement = statementFor(gateway.prisma, 'order', { select: { id: true }, where, orderBy: { id: 'asc' }, take: 2 }, { withTotalUpTo: limit })!;
+        const [explained] = await tx.$queryRawUnsafe<Array<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>>(`EXPLAIN (ANALYZE, FORMAT JSON) ${statement.sql}`, ...statement.params);
+        // The count's LIMIT sits under its aggregate; the page's is the statement's own.
+        const counts = nodesOf(explained!['QUERY PLAN'][0]!.Plan).filter((node) => node['Node Type'] === 'Aggregate');
+        const limitSteps = counts.flatMap(nodesOf).filter((node) => node['Node Type'] === 'Limit');
+        return { throughLimit: limitSteps.some((node) => node['Actual Loops'] > 0) };
+      });
+    const [{ rows }] = await gateway.prisma.$queryRawUnsafe<[{ rows: number }]>('SELECT count(*)::int AS rows FROM orders');
+    const where = { petId: { in: petIds } };
+    const exact = await gateway.prisma.order.count({ where });
+    expect(exact).toBeGreaterThan(2);
+    const counted = (limit: number) =>
+      findManyWithTotal(gateway.prisma, 'order', { select: { id: true }, where, orderBy: { id: 'asc' }, take: 2 }, { rows: () => Promise.reject(new Error('read through Prisma')), total: () => Promise.reject(new Error('counted through Prisma')) }, limit);
+    // A limit far above what the table holds: every row counted, without the LIMIT's step.
+    const roomy = 10 * (rows + 10);
+    expect(await branchesRun(roomy, where)).toEqual({ throughLimit: false });
+    expect((await counted(roomy)).total).toBe(exact);
+    // A limit below what the table holds: counted through LIMIT, only that far.
+    expect(await branchesRun(2, where)).toEqual({ throughLimit: true });
+    expect((await counted(2)).total).toBe(2);
   });
 
   it('leave to Prisma what they do not cover, rather than read it differently', async () => {
