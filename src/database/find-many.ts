@@ -367,6 +367,14 @@ function limits(take: number | undefined, skip: number | undefined) {
   return `${take === undefined ? '' : ` LIMIT ${Math.abs(take)}`}${skip ? ` OFFSET ${skip}` : ''}`;
 }
 
+/** Whether a select of `model` joins a to-one relation (its rows are then no longer in the order read). */
+function joinsIn(model: Model, select: Row | undefined): boolean {
+  return Object.entries(select ?? {}).some(([key, value]) => {
+    const field = model.fields.get(key);
+    return value !== false && value !== undefined && field?.kind === 'object' && !field.isList;
+  });
+}
+
 /**
  * A to-many relation's page, as one JSON array of arrays: its rows (only the columns the select
  * and the order need, so an index that holds them serves it), then their own relations.
@@ -381,16 +389,23 @@ function pageOf(builder: Builder, target: Model, remote: Field, parentColumn: st
   const conditions = [`${builder.column(rows, remote)} = ${parentColumn}`, ...conditionsOf(builder, target, rows, where)];
   const rowsOrder = orderClause(builder, rows, order, backward);
   const pageLimits = limits(take, skip);
+  const from = `FROM ${target.table} AS ${rows} WHERE ${conditions.join(' AND ')} ORDER BY ${rowsOrder}${pageLimits}`;
+  if (!backward && !joinsIn(target, select)) {
+    // Built straight from the rows in the order read: an array keeps its subquery's order, where an
+    // ordered aggregate sorts its rows again (20 pages of 11 pets: 0.55 → 0.45 ms, pgbench).
+    const shape = shapeOf(builder, target, rows, select, 'json');
+    if (shape.expressions.length > 100) unsupported('more than 100 values in a row');
+    return { expression: `array_to_json(ARRAY(SELECT json_build_array(${shape.expressions.join(', ')}) ${from}))`, shape };
+  }
   const shape = shapeOf(builder, target, page, select, 'json');
   if (shape.expressions.length > 100) unsupported('more than 100 values in a row');
   // The aggregate's own order is the page's, forwards: a backward page is turned round here, as Prisma does.
   const pageOrder = orderClause(builder, page, order, false);
   const columns = [...builder.used.get(page)!].map((column) => `${rows}.${quote(column)}`).join(', ');
-  const inner = `SELECT ${columns} FROM ${target.table} AS ${rows} WHERE ${conditions.join(' AND ')} ORDER BY ${rowsOrder}${pageLimits}`;
   return {
     expression:
       `(SELECT COALESCE(json_agg(json_build_array(${shape.expressions.join(', ')}) ORDER BY ${pageOrder}), '[]'::json)` +
-      ` FROM (${inner}) AS ${page}${shape.joins.map((join) => ` ${join}`).join('')})`,
+      ` FROM (SELECT ${columns} ${from}) AS ${page}${shape.joins.map((join) => ` ${join}`).join('')})`,
     shape,
   };
 }
