@@ -1,10 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { auth, gatewayNodeArgs, log, settings, sleep, warnings } from './config.js';
-import { benchMixData, post, redisAnswers, seeded, zipf } from './mix.js';
+import { benchMixData, post, seeded, zipf } from './mix.js';
 import { cpuMs, memoryMb, type ServerProcess } from './processes.js';
 import type { LiveResult } from './report.js';
-import { startGateway } from './servers.js';
+import { sharedRedis, startGateway } from './servers.js';
 
 /**
  * What live queries cost against polling: BENCH_LIVE_CLIENTS clients (1,000 by default), each
@@ -210,9 +209,7 @@ async function measure(mode: LiveResult['mode'], databaseUrl: string, shared: Re
 /** Live queries, then polling, each on a gateway of its own. */
 export async function livePass(databaseUrl: string): Promise<LiveResult[]> {
   log(`live pass: ${clients} live queries over SSE, then the same clients polling every second, under ${writesPerSecond} writes/s`);
-  const redisUrl = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
-  const shared: Record<string, string> = (await redisAnswers(redisUrl)) ? { REDIS_URL: redisUrl, EVENTS_CHANNEL_PREFIX: `bench:${randomUUID()}:` } : {};
-  if (!shared.REDIS_URL) warnings.push(`live: no Redis at ${redisUrl} (BENCH_REDIS_URL): writes were told in process`);
+  const shared = await sharedRedis('live', 'writes were told in process');
   const results: LiveResult[] = [];
   for (const mode of ['live', 'polling'] as const) {
     const result = await measure(mode, databaseUrl, shared);

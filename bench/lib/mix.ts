@@ -1,14 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import os from 'node:os';
-import { Redis } from 'ioredis';
 import pg from 'pg';
 import { auth, gatewayNodeArgs, log, settings, sleep, warnings } from './config.js';
 import { dataSet } from './data.js';
 import { benchResponseCacheTtlMs } from './operations.js';
 import { BackendCpu, cpuMs, type ServerProcess } from './processes.js';
 import type { MixResult } from './report.js';
-import { cacheLookups, startGateway, startPostGraphile } from './servers.js';
+import { cacheLookups, sharedRedis, startGateway, startPostGraphile } from './servers.js';
 
 /**
  * A realistic mix, where the other operations repeat one request: several
@@ -463,11 +461,7 @@ export async function runCell(server: ServerProcess | readonly ServerProcess[], 
 export async function mixPass(databaseUrl: string, databaseName: string): Promise<MixResult[]> {
   log('mix pass: the gateway uncached, with its response cache, and PostGraphile, on a realistic mix');
   // The cache as several instances run it: its write log in Redis, one round trip per query.
-  const redisUrl = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
-  const shared: Record<string, string> = (await redisAnswers(redisUrl))
-    ? { REDIS_URL: redisUrl, EVENTS_CHANNEL_PREFIX: `bench:${randomUUID()}:` }
-    : {};
-  if (!shared.REDIS_URL) warnings.push(`mix: no Redis at ${redisUrl} (BENCH_REDIS_URL): the cached gateway kept its write log in memory`);
+  const shared = await sharedRedis('mix', 'the cached gateway kept its write log in memory');
   const cachedSettings = { RESPONSE_CACHE_TTL_MS: String(benchResponseCacheTtlMs), ...shared };
   const servers: Array<[ServerProcess | ServerProcess[], Target, MixResult['server']]> = [
     [await startGateway(databaseUrl, 'gateway-mix', gatewayNodeArgs), 'gateway', 'gateway'],
@@ -524,17 +518,4 @@ function cpuOf(instances: readonly ServerProcess[]): number | undefined {
 async function lookupsOf(instances: readonly ServerProcess[]) {
   const each = await Promise.all(instances.map((instance) => cacheLookups(instance)));
   return { hits: each.reduce((sum, one) => sum + one.hits, 0), misses: each.reduce((sum, one) => sum + one.misses, 0) };
-}
-
-export async function redisAnswers(url: string): Promise<boolean> {
-  const redis = new Redis(url, { lazyConnect: true, connectTimeout: 1_000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  redis.on('error', () => undefined);
-  try {
-    await redis.connect();
-    return (await redis.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    redis.disconnect();
-  }
 }

@@ -38,6 +38,11 @@ export interface Variant {
   needsToken?: boolean;
   /** Sent to the second gateway, the one started with its response cache on (RESPONSE_CACHE_TTL_MS). */
   responseCache?: boolean;
+  /**
+   * Sent to the gateway with its response cache on and Redis (REDIS_URL), as instances share it: every
+   * hit reads the write log there, and the rate limit and cost budget are counted there.
+   */
+  sharedCache?: boolean;
   /** Sent to the gateway started as a Federation subgraph (FEDERATION=true), as a router would. */
   federation?: boolean;
   /** Sent to the gateway that estimates every request's cost afresh (COST_ESTIMATES_MAX_ENTRIES=0). */
@@ -440,6 +445,23 @@ export const benchResponseCacheTtlMs = 600_000;
  * bench repeats one request, so after the first each is a hit: the cache's
  * best case, beside the uncached operation (its worst case).
  */
+function withSharedCache(operation: Operation, id: string): Operation {
+  const cached = withResponseCache(operation, id);
+  return {
+    ...cached,
+    title: `${operation.title}, response cache on, shared through Redis`,
+    gateway: {
+      ...cached.gateway,
+      key: `${operation.gateway.key}:cached-redis`,
+      label: `${operation.gateway.label}, response cache on, Redis`,
+      sharedCache: true,
+    },
+    note:
+      `${cached.note}; with REDIS_URL, as instances run it: each hit reads the write log in Redis (with the cost ` +
+      'budget\'s step in the same round trip), and the rate limit counts there too'
+  };
+}
+
 function withResponseCache(operation: Operation, id: string): Operation {
   return {
     ...operation,
@@ -935,6 +957,7 @@ export const operations: Operation[] = baseOperations.flatMap((operation) => {
     return [
       operation,
       withResponseCache(operation, '1c'),
+      withSharedCache(operation, '1r'),
       withUncachedCostEstimates(operation, '1d'),
       petEntities,
       withTraces(operation, '1t', 'sampled'),

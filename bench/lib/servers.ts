@@ -1,8 +1,10 @@
 import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { Redis } from 'ioredis';
 import { auth, jwtSecret, log, only, peerNode, peersDir, poolSize, resultsDir, root, warnings } from './config.js';
 import { benchResponseCacheTtlMs, operations, type TraceLevel, traceRatios, type Variant } from './operations.js';
 import { freePort, runCommand, type ServerProcess, startServer } from './processes.js';
@@ -191,6 +193,7 @@ export async function startGateway(
  */
 export type Gateways = Record<'gateway', ServerProcess> & {
   cachedGateway?: ServerProcess;
+  sharedCacheGateway?: ServerProcess;
   federationGateway?: ServerProcess;
   uncostedGateway?: ServerProcess;
   sampledTracesGateway?: ServerProcess;
@@ -198,7 +201,7 @@ export type Gateways = Record<'gateway', ServerProcess> & {
 };
 /** The gateways and PostGraphile. */
 export type Servers = Gateways & Record<'postgraphile', ServerProcess>;
-const needsGateway = (kind: 'responseCache' | 'federation' | 'uncachedCost') => operations.some((o) => o.gateway[kind] && (!only || only.includes(o.id)));
+const needsGateway = (kind: 'responseCache' | 'sharedCache' | 'federation' | 'uncachedCost') => operations.some((o) => o.gateway[kind] && (!only || only.includes(o.id)));
 const needsTraces = (level: TraceLevel) => operations.some((o) => o.gateway.traces === level && (!only || only.includes(o.id)));
 const tracedGatewayKey = { sampled: 'sampledTracesGateway', all: 'allTracesGateway' } as const;
 export const serverFor = (servers: Gateways & Partial<Servers>, variant: Variant): ServerProcess => {
@@ -210,6 +213,10 @@ export const serverFor = (servers: Gateways & Partial<Servers>, variant: Variant
   if (variant.federation) {
     if (!servers.federationGateway) throw new Error(`${variant.key} needs the gateway with FEDERATION=true`);
     return servers.federationGateway;
+  }
+  if (variant.sharedCache) {
+    if (!servers.sharedCacheGateway) throw new Error(`${variant.key} needs the gateway with its response cache on and Redis`);
+    return servers.sharedCacheGateway;
   }
   if (variant.uncachedCost) {
     if (!servers.uncostedGateway) throw new Error(`${variant.key} needs the gateway with COST_ESTIMATES_MAX_ENTRIES=0`);
@@ -237,6 +244,14 @@ export async function startGateways(url: string, suffix: string, gatewayArgs: st
     gateway: await start('gateway'),
     ...(needsGateway('responseCache')
       ? { cachedGateway: await start('gateway-cached', { RESPONSE_CACHE_TTL_MS: String(benchResponseCacheTtlMs) }) }
+      : {}),
+    ...(needsGateway('sharedCache')
+      ? {
+          sharedCacheGateway: await start('gateway-cached-redis', {
+            RESPONSE_CACHE_TTL_MS: String(benchResponseCacheTtlMs),
+            ...(await sharedRedis('load', 'the shared cache row ran with everything in process')),
+          }),
+        }
       : {}),
     // A subgraph of its own, so that every other row measures the standalone gateway as it is deployed.
     ...(needsGateway('federation') ? { federationGateway: await start('gateway-federation', { FEDERATION: 'true' }) } : {}),
@@ -341,4 +356,30 @@ export async function send(server: ServerProcess, variant: Variant, fixed = fals
     json = undefined;
   }
   return { status: response.status, text, json };
+}
+
+/** Whether Redis at `url` answers a PING within a second. */
+async function redisAnswers(url: string): Promise<boolean> {
+  const redis = new Redis(url, { lazyConnect: true, connectTimeout: 1_000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  redis.on('error', () => undefined);
+  try {
+    await redis.connect();
+    return (await redis.ping()) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/**
+ * The settings of gateways that share Redis as instances of one deployment do (BENCH_REDIS_URL: the
+ * response cache's write log and answers, rate limits, cost budgets, write notices), under a
+ * channel prefix of their own; none, with a warning saying what `pass` did instead, when it does not answer.
+ */
+export async function sharedRedis(pass: string, without: string): Promise<Record<string, string>> {
+  const url = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+  if (await redisAnswers(url)) return { REDIS_URL: url, EVENTS_CHANNEL_PREFIX: `bench:${randomUUID()}:` };
+  warnings.push(`${pass}: no Redis at ${url} (BENCH_REDIS_URL): ${without}`);
+  return {};
 }

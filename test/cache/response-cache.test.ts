@@ -421,7 +421,8 @@ describe('several instances (real processes on one database)', () => {
     id = String((await database.prisma.pet.create({ data: { name: 'Before', categoryId: category.id } })).id);
     otherId = String((await database.prisma.pet.create({ data: { name: 'Other', categoryId: category.id } })).id);
     categoryOfBoth = String(category.id);
-    const cached = { RESPONSE_CACHE_TTL_MS: '60000', EVENTS_CHANNEL_PREFIX: channelPrefix() };
+    // Budgets that do not refill within a test: what each caller is charged shows in its budget left.
+    const cached = { RESPONSE_CACHE_TTL_MS: '60000', EVENTS_CHANNEL_PREFIX: channelPrefix(), COST_BUDGET_REFILL_PER_SECOND: '0.001' };
     [writer, reader, isolated] = await Promise.all([
       startProcess(database.url, { ...cached, REDIS_URL }),
       startProcess(database.url, { ...cached, REDIS_URL }),
@@ -511,5 +512,24 @@ describe('several instances (real processes on one database)', () => {
     expect(rename.body.errors).toBeUndefined();
     expect((await read(writer)).data).toEqual({ pet: { name: renamed } });
     expect((await read(reader)).data).toEqual({ pet: { name: renamed } });
+  });
+
+  it("another instance's answer a write has outdated costs the caller once: what was taken for it goes back, the run is charged", async () => {
+    const pet = await database.prisma.pet.create({ data: { name: 'Shared once', categoryId: BigInt(categoryOfBoth) } });
+    const variables = { id: String(pet.id) };
+    const scopes = [...allScopes, `outdated:${randomUUID()}`];
+    const answer = async (instance: GatewayProcess, subject: string) =>
+      postGraphQL<GraphQLAnswer<{ pet: { name: string } }>>(instance.baseUrl, { query: PET_NAME, variables }, { authorization: `Bearer ${await testToken(scopes, subject)}` });
+    // Computed on the reader, so put in Redis for the writer; then outdated there by a write through the reader.
+    const computed = await answer(reader, `computer-${randomUUID()}`);
+    const actual = computed.cost?.actual ?? NaN;
+    const renamed = `Renamed ${randomUUID().slice(0, 8)}`;
+    const rename = await postGraphQL(reader.baseUrl, { query: 'mutation ($id: ID!, $name: String!) { updatePet(id: $id, input: { name: $name }) { name } }', variables: { id: variables.id, name: renamed } }, { authorization: `Bearer ${await testToken()}` });
+    expect(rename.body.errors).toBeUndefined();
+    const outdated = await metric('petstore_response_cache_lookups_total{result="miss"}', writer.baseUrl);
+    const run = await answer(writer, `caller-${randomUUID()}`);
+    expect(run.body.data).toEqual({ pet: { name: renamed } });
+    expect(await metric('petstore_response_cache_lookups_total{result="miss"}', writer.baseUrl)).toBe(outdated + 1);
+    expect(run.cost).toEqual({ estimated: computed.cost?.estimated, actual, budgetLeft: 10_000 - actual });
   });
 });

@@ -226,6 +226,23 @@ describe('answers from the response cache', () => {
     // Every answer came from the cache.
     expect(cached.statements).toEqual([]);
   });
+
+  it('are paid for once when a write has outdated them: what was taken for the kept answer goes back, the run is charged', async () => {
+    const query = '{ pets(first: 5) { nodes { id name } } }  # outdated';
+    expect((await postGraphQL(cached.baseUrl, { query }, await asClient('outdated-filler'))).cost).toEqual({ ...threePetsCost, budgetLeft: 16 });
+    const [rex] = await cached.prisma.pet.findMany({ where: { name: 'Rex' } });
+    const rename = await postGraphQL(cached.baseUrl, { query: `mutation { updatePet(id: "${rex!.id}", input: { name: "Rex" }) { name } }` }, await asClient('outdated-writer'));
+    expect(rename.body.errors).toBeUndefined();
+    cached.statements.length = 0;
+    const reader = await asClient('outdated-reader');
+    const executed = await postGraphQL(cached.baseUrl, { query }, reader);
+    expect(cached.statements.length).toBeGreaterThan(0);
+    expect(executed.cost).toEqual({ ...threePetsCost, budgetLeft: 20 - threePetsCost.actual });
+    // Kept again, and a hit from there on: charged as one.
+    cached.statements.length = 0;
+    expect((await postGraphQL(cached.baseUrl, { query }, reader)).cost).toEqual({ ...threePetsCost, budgetLeft: 20 - 2 * threePetsCost.actual });
+    expect(cached.statements).toEqual([]);
+  });
 });
 
 describe('one budget for every instance (REDIS_URL)', () => {

@@ -2,9 +2,11 @@ import { trace } from '@opentelemetry/api';
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { isWholeAnswer, passOn, wholeAnswer } from '../answer.js';
-import { type CostBudget, throttled } from '../demand/budget.js';
+import type { MaybePromise } from '@graphql-tools/utils';
+import type { DomainError } from '../../errors.js';
+import { type CostBudget, type Refused, type Taken, throttled } from '../demand/budget.js';
 import { refusal } from '../refusal.js';
-import type { CacheNote, GatewayEnv, RequestContext } from '../types.js';
+import type { CacheNote, DemandNote, GatewayEnv, RequestContext } from '../types.js';
 import type { CachedAnswer, NewAnswer, ResponseCache } from './store.js';
 
 /** What serving needs of GraphQL: yoga, answering a request with the gateway's server context. */
@@ -38,12 +40,23 @@ export async function answerWithCache(
     contentType: c.req.header('content-type') ?? '',
     body,
   });
-  const lookup = await cache.lookup(key);
+  const { demand } = serverContext;
+  // Each answer that may be the hit is paid for as the lookup reads the write log to check it, so
+  // that with Redis both go in one round trip; what it finds outdated is given back.
+  const prepaid: Prepaid[] = [];
+  const candidate = budget && demand ? (answer: CachedAnswer) => prepaid.push(prepay(answer, demand.client, budget)) : undefined;
+  const lookup = await cache.lookup(key, candidate);
+  const spentFor = lookup.kind === 'hit' ? prepaid.find((paid) => paid.answer === lookup.answer) : undefined;
+  if (budget && demand) for (const paid of prepaid) if (paid !== spentFor) await giveBack(paid, demand.client, budget);
   if (lookup.kind === 'hit') {
     if (serverContext.trace) serverContext.trace.operation = lookup.answer.operation;
     // Nothing runs, so no operation span: the request's server span says where its answer came from.
     trace.getActiveSpan()?.setAttribute('petstore.response_cache', 'hit');
-    const spent = budget && serverContext.demand ? await spendKept(lookup.answer, budget, serverContext.demand) : lookup.answer.body;
+    let spent: string | DomainError = lookup.answer.body;
+    if (budget && demand) {
+      const taken = spentFor ? await spentFor.taken : await budget.take(demand.client, lookup.answer.cost.actual);
+      spent = spendKept(lookup.answer, taken, demand, budget);
+    }
     if (typeof spent !== 'string') return refusal(c, spent);
     return c.body(spent, lookup.answer.status as ContentfulStatusCode, { 'content-type': lookup.answer.contentType });
   }
@@ -70,13 +83,37 @@ export async function answerWithCache(
  * A kept answer is paid for as the answer it is: its actual cost is taken of this client's budget
  * (THROTTLED when the budget does not hold it), and its `extensions.cost` says this client's budget left.
  */
-async function spendKept(answer: CachedAnswer, budget: CostBudget, demand: NonNullable<RequestContext['demand']>) {
+function spendKept(answer: CachedAnswer, taken: Taken | Refused, demand: DemandNote, budget: CostBudget): string | DomainError {
   const { cost } = answer;
-  const taken = await budget.take(demand.client, cost.actual);
   demand.budget = taken;
   if (!taken.taken) return throttled(taken, cost.actual, budget.settings);
   const { estimated, actual } = cost;
   return `${answer.body.slice(0, cost.at)}${JSON.stringify({ estimated, actual, budgetLeft: taken.remaining })}}}`;
+}
+
+/** An answer's cost, taken of the client's budget before the lookup says whether it is the hit. */
+interface Prepaid {
+  answer: CachedAnswer;
+  taken: MaybePromise<Taken | Refused>;
+}
+
+function prepay(answer: CachedAnswer, client: string, budget: CostBudget): Prepaid {
+  const taken = budget.take(client, answer.cost.actual);
+  // Awaited on every path (spent or given back); a failure is told there, never left unhandled.
+  if (taken instanceof Promise) taken.catch(() => undefined);
+  return { answer, taken };
+}
+
+/**
+ * What was taken for an answer the lookup then found outdated goes back before the request runs
+ * (and is charged as executed): no client pays twice for one request.
+ */
+async function giveBack(prepaid: Prepaid, client: string, budget: CostBudget) {
+  try {
+    if ((await prepaid.taken).taken) await budget.adjust(client, -prepaid.answer.cost.actual);
+  } catch {
+    // Budgets could not be reached (COST_BUDGET_ON_REDIS_FAILURE=refuse): the execution says so itself.
+  }
 }
 
 const COST_EXTENSION = '"extensions":{"cost":';

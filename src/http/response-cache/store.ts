@@ -75,7 +75,12 @@ export interface ResponseCache {
   versions: WriteVersions;
   /** The key of a request: what the caller sent, and who may share its answer. */
   keyOf(request: { principal: Principal; method: string; search: string; accept: string; contentType: string; body: string }): string;
-  lookup(key: string): Promise<Lookup>;
+  /**
+   * `candidate` is told of each answer that may be the hit (the one kept here, another instance's),
+   * in the same turn as the write log is read to check it: what the caller does with Redis then (take
+   * the answer's cost of a budget) goes in the same round trip. A hit is one of the answers told.
+   */
+  lookup(key: string, candidate?: (answer: CachedAnswer) => void): Promise<Lookup>;
 }
 
 /** How long Redis may take to tell the write log before the request goes uncached. */
@@ -111,8 +116,9 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
         .update(body)
         .digest('base64url'),
 
-    async lookup(key) {
+    async lookup(key, candidate) {
       const kept = entries.get(key);
+      if (kept) candidate?.(kept);
       // Another instance's answer is looked for in the same round trip as the write log, when this one has none.
       const check = await versions.read(kept?.tags ?? [], kept ? undefined : shared?.keyOf(key));
       if (!check) {
@@ -128,7 +134,7 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
         entries.delete(key);
         count('outdated');
       } else if (shared && check.alongside) {
-        const answer = await shared.take(check.alongside);
+        const answer = await shared.take(check.alongside, candidate);
         if (answer) {
           entries.set(key, answer, { ttl: Math.max(1, answer.keptAt + options.ttlMs - Date.now()) });
           count('peer');
@@ -186,7 +192,7 @@ function sharedAnswers(redis: Redis, options: ResponseCacheOptions, versions: Wr
       });
     },
     /** The answer read from Redis, when it is current here: nothing it depends on stamped since it began. */
-    async take(value: string): Promise<CachedAnswer | undefined> {
+    async take(value: string, candidate?: (answer: CachedAnswer) => void): Promise<CachedAnswer | undefined> {
       let answer: SharedAnswer;
       try {
         answer = JSON.parse(value) as SharedAnswer;
@@ -196,9 +202,11 @@ function sharedAnswers(redis: Redis, options: ResponseCacheOptions, versions: Wr
       if (answer.keptAt + options.ttlMs <= Date.now()) return undefined;
       const since = versions.sinceOfShared(answer.since);
       if (!since) return undefined;
+      const current = { ...answer, since };
+      candidate?.(current);
       const check = await versions.read(answer.tags);
       if (!check || check.changedSince(since)) return undefined;
-      return { ...answer, since };
+      return current;
     },
   };
 }

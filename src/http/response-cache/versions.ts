@@ -64,14 +64,25 @@ export interface WriteVersions {
   sinceOfShared(shared: SharedSnapshot): Snapshot | undefined;
 }
 
-/** A Redis command, failed after `timeoutMs` if it has not answered. */
+/**
+ * A Redis command, failed after `timeoutMs` if it has not answered. The timer goes as soon as the
+ * command settles: one left to fire for every lookup made an error (and its stack) per command.
+ */
 export function withinTime<T>(command: Promise<T>, timeoutMs: number): Promise<T> {
-  return Promise.race([
-    command,
-    new Promise<never>((_, reject) => {
-      setTimeout(() => reject(new Error('Redis did not answer in time')), timeoutMs).unref();
-    }),
-  ]);
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('Redis did not answer in time')), timeoutMs);
+    timer.unref();
+    command.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
 }
 
 export interface WriteVersionsOptions {
