@@ -257,6 +257,7 @@ export async function loadPass(url: string, databaseName: string, selected: Oper
   const rssAtStartMb = {
     gateway: memoryMb(servers.gateway.pid)?.rss ?? null,
     ...(servers.cachedGateway ? { cachedGateway: memoryMb(servers.cachedGateway.pid)?.rss ?? null } : {}),
+    ...(servers.sharedCacheGateway ? { sharedCacheGateway: memoryMb(servers.sharedCacheGateway.pid)?.rss ?? null } : {}),
     ...(servers.federationGateway ? { federationGateway: memoryMb(servers.federationGateway.pid)?.rss ?? null } : {}),
     postgraphile: memoryMb(servers.postgraphile.pid)?.rss ?? null,
   };
@@ -285,6 +286,7 @@ export async function loadPass(url: string, databaseName: string, selected: Oper
   const peakRssMb = {
     gateway: memoryMb(servers.gateway.pid)?.peakRss ?? null,
     ...(servers.cachedGateway ? { cachedGateway: memoryMb(servers.cachedGateway.pid)?.peakRss ?? null } : {}),
+    ...(servers.sharedCacheGateway ? { sharedCacheGateway: memoryMb(servers.sharedCacheGateway.pid)?.peakRss ?? null } : {}),
     ...(servers.federationGateway ? { federationGateway: memoryMb(servers.federationGateway.pid)?.peakRss ?? null } : {}),
     postgraphile: memoryMb(servers.postgraphile.pid)?.peakRss ?? null,
   };

@@ -220,6 +220,8 @@ export interface ServerMemory {
   gateway: number | null;
   /** The gateway started with its response cache on (absent in results from before it). */
   cachedGateway?: number | null;
+  /** The gateway with its response cache on and Redis (absent unless row 1r ran). */
+  sharedCacheGateway?: number | null;
   /** The gateway started as a Federation subgraph (absent unless its row ran). */
   federationGateway?: number | null;
   postgraphile: number | null;
@@ -417,6 +419,11 @@ export function renderMarkdown(results: BenchResults): string {
     if (results.peakRssMb.cachedGateway !== undefined) {
       lines.push(
         `| Gateway, response cache on (Node ${software.gatewayNode}) | ${fmt(results.rssAtStartMb.cachedGateway)} MB | ${fmt(results.peakRssMb.cachedGateway)} MB |`,
+      );
+    }
+    if (results.peakRssMb.sharedCacheGateway !== undefined) {
+      lines.push(
+        `| Gateway, response cache on, Redis (Node ${software.gatewayNode}) | ${fmt(results.rssAtStartMb.sharedCacheGateway)} MB | ${fmt(results.peakRssMb.sharedCacheGateway)} MB |`,
       );
     }
     if (results.peakRssMb.federationGateway !== undefined) {

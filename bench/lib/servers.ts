@@ -201,7 +201,9 @@ export type Gateways = Record<'gateway', ServerProcess> & {
 };
 /** The gateways and PostGraphile. */
 export type Servers = Gateways & Record<'postgraphile', ServerProcess>;
-const needsGateway = (kind: 'responseCache' | 'sharedCache' | 'federation' | 'uncachedCost') => operations.some((o) => o.gateway[kind] && (!only || only.includes(o.id)));
+const needsGateway = (kind: 'responseCache' | 'sharedCache' | 'federation' | 'uncachedCost') =>
+  // A row on the shared cache's gateway (responseCache too, for its hits to be counted) needs no other cached one.
+  operations.some((o) => o.gateway[kind] && !(kind === 'responseCache' && o.gateway.sharedCache) && (!only || only.includes(o.id)));
 const needsTraces = (level: TraceLevel) => operations.some((o) => o.gateway.traces === level && (!only || only.includes(o.id)));
 const tracedGatewayKey = { sampled: 'sampledTracesGateway', all: 'allTracesGateway' } as const;
 export const serverFor = (servers: Gateways & Partial<Servers>, variant: Variant): ServerProcess => {
