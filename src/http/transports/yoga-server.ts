@@ -39,8 +39,13 @@ class RequestHooksPayload<Handler> {
     readonly fetchAPI: unknown,
     public requestHandler: Handler,
   ) {}
+  /**
+   * Parsed when a property of it is first read, as yoga's own request parser does: plugins take it out
+   * of the payload in their parameter lists (yoga's unhandled-route check among them) on every request,
+   * most of them to read it only when the request's URL does not already say it is for them.
+   */
   get url(): URL {
-    return (this.#url ??= new URL(this.request.url, 'http://localhost'));
+    return (this.#url ??= lazyUrl(this.request.url));
   }
   // Arrow functions: plugins take them out of the payload (`{ endResponse }`).
   setRequest = (request: Request) => {
@@ -53,6 +58,17 @@ class RequestHooksPayload<Handler> {
   endResponse = (response: Response) => {
     this.response = response;
   };
+}
+
+function lazyUrl(href: string): URL {
+  let parsed: URL | undefined;
+  return new Proxy(Object.create(URL.prototype) as URL, {
+    get(_target, property) {
+      parsed ??= new URL(href, 'http://localhost');
+      const value: unknown = Reflect.get(parsed, property, parsed);
+      return typeof value === 'function' ? value.bind(parsed) : value;
+    },
+  });
 }
 
 export function createGraphQLServer<UserContext extends object = GraphQLContext>(
