@@ -18,7 +18,7 @@ export function findByKey(prisma: PrismaClient, model: string, select: Row, wher
   const [column, key] = keys[0]!;
   let batches = pending.get(prisma);
   if (!batches) pending.set(prisma, (batches = new Map()));
-  const name = `${model}\n${column}\n${JSON.stringify(select, bigIntsAsText)}`;
+  const name = `${model}\n${column}\n${selectKey(select)}`;
   let batch = batches.get(name);
   if (!batch) {
     batch = { model, column, select, reads: [] };
@@ -56,7 +56,19 @@ async function read(prisma: PrismaClient, { model, column, select, reads }: Batc
   }
 }
 
-/** A select may hold a related page's cursor, a BigInt, which JSON has no number for. */
+/**
+ * The select as text, to tell batches apart. JSON.stringify takes its fast path only without a
+ * replacer; a select holding a related page's cursor (a BigInt, which JSON has no number for) makes
+ * it throw, and is written with one.
+ */
+function selectKey(select: Row): string {
+  try {
+    return JSON.stringify(select);
+  } catch {
+    return JSON.stringify(select, bigIntsAsText);
+  }
+}
+
 const bigIntsAsText = (_key: string, value: unknown) => (typeof value === 'bigint' ? `${value}n` : value);
 
 const delegateOf = (prisma: PrismaClient, model: string) =>
