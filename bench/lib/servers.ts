@@ -5,6 +5,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { Redis } from 'ioredis';
+import { undoLater } from './cleanup.js';
 import { auth, jwtSecret, log, only, peerNode, peersDir, poolSize, resultsDir, root, warnings } from './config.js';
 import { benchResponseCacheTtlMs, operations, type TraceLevel, traceRatios, type Variant } from './operations.js';
 import { freePort, runCommand, type ServerProcess, startServer } from './processes.js';
@@ -378,10 +379,27 @@ async function redisAnswers(url: string): Promise<boolean> {
  * The settings of gateways that share Redis as instances of one deployment do (BENCH_REDIS_URL: the
  * response cache's write log and answers, rate limits, cost budgets, write notices), under a
  * channel prefix of their own; none, with a warning saying what `pass` did instead, when it does not answer.
+ * What the gateways leave under the prefix (the write log's sequence has no expiry) goes at the end of the run.
  */
 export async function sharedRedis(pass: string, without: string): Promise<Record<string, string>> {
   const url = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
-  if (await redisAnswers(url)) return { REDIS_URL: url, EVENTS_CHANNEL_PREFIX: `bench:${randomUUID()}:` };
-  warnings.push(`${pass}: no Redis at ${url} (BENCH_REDIS_URL): ${without}`);
-  return {};
+  if (!(await redisAnswers(url))) {
+    warnings.push(`${pass}: no Redis at ${url} (BENCH_REDIS_URL): ${without}`);
+    return {};
+  }
+  const prefix = `bench:${randomUUID()}:`;
+  undoLater(`Redis keys under ${prefix}`, () => deleteKeys(url, prefix));
+  return { REDIS_URL: url, EVENTS_CHANNEL_PREFIX: prefix };
+}
+
+async function deleteKeys(url: string, prefix: string): Promise<void> {
+  const redis = new Redis(url, { connectTimeout: 1_000, commandTimeout: 5_000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  redis.on('error', () => undefined);
+  try {
+    for await (const keys of redis.scanStream({ match: `${prefix}*`, count: 1_000 }) as AsyncIterable<string[]>) {
+      if (keys.length > 0) await redis.unlink(...keys);
+    }
+  } finally {
+    redis.disconnect();
+  }
 }

@@ -1,9 +1,9 @@
+import type { MaybePromise } from '@graphql-tools/utils';
 import { trace } from '@opentelemetry/api';
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { isWholeAnswer, passOn, wholeAnswer } from '../answer.js';
-import type { MaybePromise } from '@graphql-tools/utils';
 import type { DomainError } from '../../errors.js';
+import { isWholeAnswer, passOn, wholeAnswer } from '../answer.js';
 import { type CostBudget, type Refused, type Taken, throttled } from '../demand/budget.js';
 import { refusal } from '../refusal.js';
 import type { CacheNote, DemandNote, GatewayEnv, RequestContext } from '../types.js';
