@@ -19,6 +19,8 @@ import { testToken } from '../support/tokens.js';
 const gateway = useTestGateway();
 
 const ids = { categories: [] as string[], pets: [] as string[], orders: [] as string[] };
+/** Ship dates whose text has every part padded, and a year before 1000 (the DateTime scalar takes four digits). */
+const shipDates = ['2026-01-01T00:00:00.000Z', '2026-11-30T23:59:59.123Z', '0999-12-31T23:59:59.999Z', '2026-02-08T09:05:07.050Z', '1970-01-01T00:00:00.010Z'];
 
 beforeAll(async () => {
   for (let c = 0; c < 3; c++) {
@@ -33,7 +35,7 @@ beforeAll(async () => {
       if (p % 2 === 0) await gateway.prisma.inventoryItem.create({ data: { petId: pet.id, quantity: p, status: p === 0 ? 'sold' : 'available' } });
       for (let o = 0; o < p % 3; o++) {
         const order = await gateway.prisma.order.create({
-          data: { petId: pet.id, quantity: o + 1, complete: o % 2 === 0, shipDate: o % 2 === 0 ? new Date(Date.UTC(2026, 0, 1 + o)) : null },
+          data: { petId: pet.id, quantity: o + 1, complete: o % 2 === 0, shipDate: o % 2 === 0 ? new Date(shipDates[(c * 7 + p) % shipDates.length]!) : null },
         });
         ids.orders.push(order.id.toString());
       }

@@ -295,11 +295,11 @@ export function createCostAnalysis(schema: GraphQLSchema, options: CostAnalysisO
       keys.add(key);
       const cost = costOf(field as GraphQLField<unknown, unknown>);
       const named = getNamedType(field.type);
-      compiled.push({
-        key,
-        weight: cost.weight + argumentsCost(cost, node),
-        children: node.selectionSet && isCompositeType(named) ? compileActual(node.selectionSet, named, fragments, variables) : undefined,
-      });
+      const weight = cost.weight + argumentsCost(cost, node);
+      const counted = node.selectionSet && isCompositeType(named) ? compileActual(node.selectionSet, named, fragments, variables) : [];
+      // A field that weighs nothing and holds nothing that does (a scalar, mostly) is not walked.
+      if (weight === 0 && counted.length === 0) continue;
+      compiled.push({ key, weight, children: counted.length > 0 ? counted : undefined });
     }
     return compiled;
   };

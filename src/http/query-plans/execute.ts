@@ -9,6 +9,7 @@ import type { Principal } from '../../auth/scopes.js';
 import { checkPageSize, COUNTED_ROWS, type PageArgs, toldCount } from '../../pothos-plugins/paging.js';
 import { authorizeNode, nodeTypes } from '../../pothos-plugins/global-ids.js';
 import { countOf, delegateOf, type ListRead, type Model, type NamedObject, type PlannedRead, type WriteContext } from '../../schema/plans.js';
+import { isoTime } from '../iso-time.js';
 import type { ConnectionPlan, FieldPlan, ObjectPlan, Plan, RootPlan } from './compile.js';
 import { argumentsOf } from './schema-facts.js';
 
@@ -307,7 +308,7 @@ function shapeObject(pass: Pass, plan: ObjectPlan, row: Row): Row {
           const serialized = field.type.serialize(value);
           // A Date (DateTime's serialized value) written as JSON.stringify would write it: one
           // object with toJSON anywhere in the answer takes V8's JSON.stringify off its fast path.
-          shaped[field.key] = serialized instanceof Date ? serialized.toJSON() : serialized;
+          shaped[field.key] = serialized instanceof Date ? isoTime(serialized) : serialized;
         }
         break;
       }

@@ -13,6 +13,7 @@ import type { Logger } from '../../logger.js';
 import type { Metrics } from '../../observability/metrics.js';
 import type { OutageLog } from '../../observability/outages.js';
 import { type CostBudget, throttled } from '../demand/budget.js';
+import { isoTime } from '../iso-time.js';
 import { errorAnswer, refusal } from '../refusal.js';
 import { OPENAPI_PATH } from '../routes.js';
 import type { GatewayEnv } from '../types.js';
@@ -209,6 +210,6 @@ const petJson = (pet: Pet) =>
   `{"id":${pet.id},"name":${JSON.stringify(pet.name)},"categoryId":${pet.categoryId},"status":${JSON.stringify(pet.status)}}`;
 
 function orderJson(order: Order): string {
-  const shipDate = order.shipDate ? `,"shipDate":"${order.shipDate.toISOString()}"` : '';
+  const shipDate = order.shipDate ? `,"shipDate":"${isoTime(order.shipDate)}"` : '';
   return `{"id":${order.id},"petId":${order.petId},"quantity":${order.quantity}${shipDate},"complete":${order.complete}}`;
 }
