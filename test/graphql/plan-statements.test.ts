@@ -12,6 +12,8 @@ import { useTestGateway } from '../support/gateway.js';
  */
 
 const gateway = useTestGateway({ queryPlans: false });
+/** Times read as milliseconds: the first and last of the years the API writes, and either side of 1970. */
+const shipDates = ['2026-06-01T12:30:15.123Z', '0001-01-01T00:00:00.001Z', '9999-12-31T23:59:59.999Z', '1969-12-31T23:59:59.999Z', '1970-01-01T00:00:00.001Z'];
 const petIds: bigint[] = [];
 const categoryIds: bigint[] = [];
 
@@ -27,7 +29,7 @@ beforeAll(async () => {
       petIds.push(pet.id);
       if (p % 2 === 0) await gateway.prisma.inventoryItem.create({ data: { petId: pet.id, quantity: p, status: 'available' } });
       for (let o = 0; o < p % 4; o++) {
-        await gateway.prisma.order.create({ data: { petId: pet.id, quantity: o + 1, complete: o === 1, shipDate: o === 1 ? new Date(Date.UTC(2026, 5, 1, 12, 30, 15, 123)) : null } });
+        await gateway.prisma.order.create({ data: { petId: pet.id, quantity: o + 1, complete: o === 1, shipDate: o === 1 ? new Date(shipDates[(c * 6 + p) % shipDates.length]!) : null } });
       }
     }
   }
@@ -202,6 +204,22 @@ describe('the gateway\'s own statements', () => {
     // A limit below what the table holds: counted through LIMIT, only that far.
     expect(await branchesRun(2, where)).toEqual({ throughLimit: true });
     expect((await counted(2)).total).toBe(2);
+  });
+
+  it('read every time column to the millisecond, the precision each of them has', async () => {
+    // The statements read a time as a float8 of milliseconds, rounded (find-many.ts): exact for
+    // milliseconds, not for a column that keeps microseconds.
+    const finer = await gateway.prisma.$queryRawUnsafe<Array<{ column: string }>>(
+      `SELECT table_name || '.' || column_name AS column FROM information_schema.columns
+        WHERE table_schema = 'public' AND table_name <> '_prisma_migrations' AND data_type LIKE 'timestamp%'
+          AND (datetime_precision IS NULL OR datetime_precision > 3)`,
+    );
+    expect(finer).toEqual([]);
+    const times = await gateway.prisma.$queryRawUnsafe<Array<{ count: bigint }>>(
+      `SELECT count(*) AS count FROM information_schema.columns
+        WHERE table_schema = 'public' AND table_name <> '_prisma_migrations' AND data_type LIKE 'timestamp%'`,
+    );
+    expect(Number(times[0]!.count)).toBeGreaterThan(5);
   });
 
   it('leave to Prisma what they do not cover, rather than read it differently', async () => {
