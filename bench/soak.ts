@@ -8,7 +8,7 @@
  *    seeds on its first start (the mix draws from the ids it finds there).
  *
  * Each gets the realistic mix (bench/lib/mix.ts, paced at SOAK_RATE), document churn (distinct
- * documents, bench/lib/churn.ts, at SOAK_CHURN_RATE), and idle gaps of SOAK_IDLE_GAP seconds every
+ * documents, harness/churn.ts, at SOAK_CHURN_RATE), and idle gaps of SOAK_IDLE_GAP seconds every
  * SOAK_ACTIVE seconds, longer than the pool's idle timeout and HTTP keep-alive, so connections are
  * closed and made again all along. Every SOAK_SAMPLE_INTERVAL seconds it samples each gateway: RSS
  * (/proc), heap, event-loop delay, handles, pool connections and cache sizes (/metrics), and the
@@ -365,7 +365,7 @@ async function main(): Promise<boolean> {
     method:
       `Each database gets, at once and for ${settings.durationS} s: the realistic mix (bench/lib/mix.ts: reads by Zipf-distributed id, pages, ` +
       `categories, inventory, orders with a token, 2% writes; its staleness checker counts as errors) at ${settings.rate} requests/s ` +
-      `from 10 clients, and document churn (bench/lib/churn.ts: distinct documents, each sent ${CHURN_REPEATS} times) at ` +
+      `from 10 clients, and document churn (harness/churn.ts: distinct documents, each sent ${CHURN_REPEATS} times) at ` +
       `${settings.churnRate} requests/s, for ${settings.activeS} s, then ${settings.idleGapS} s of silence (past the pool's 10 s idle ` +
       `timeout and the 5 s HTTP keep-alive), over and over. A sample every ${settings.sampleS} s: RSS from /proc, the rest from /metrics ` +
       '(nodejs_heap_size_used_bytes, nodejs_eventloop_lag_p99_seconds, nodejs_active_handles_total, petstore_db_pool_connections, ' +

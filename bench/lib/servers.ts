@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { undoLater } from './cleanup.js';
+import { deleteKeysUnder } from '../../harness/redis-keys.js';
 import { auth, jwtSecret, log, only, peerNode, peersDir, poolSize, resultsDir, root, warnings } from './config.js';
 import { benchResponseCacheTtlMs, operations, type TraceLevel, traceRatios, type Variant } from './operations.js';
 import { freePort, runCommand, type ServerProcess, startServer } from './processes.js';
@@ -388,18 +389,7 @@ export async function sharedRedis(pass: string, without: string): Promise<Record
     return {};
   }
   const prefix = `bench:${randomUUID()}:`;
-  undoLater(`Redis keys under ${prefix}`, () => deleteKeys(url, prefix));
+  undoLater(`Redis keys under ${prefix}`, () => deleteKeysUnder(url, prefix));
   return { REDIS_URL: url, EVENTS_CHANNEL_PREFIX: prefix };
 }
 
-async function deleteKeys(url: string, prefix: string): Promise<void> {
-  const redis = new Redis(url, { connectTimeout: 1_000, commandTimeout: 5_000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  redis.on('error', () => undefined);
-  try {
-    for await (const keys of redis.scanStream({ match: `${prefix}*`, count: 1_000 }) as AsyncIterable<string[]>) {
-      if (keys.length > 0) await redis.unlink(...keys);
-    }
-  } finally {
-    redis.disconnect();
-  }
-}

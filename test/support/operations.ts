@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
+import { deleteKeysUnder } from '../../harness/redis-keys.js';
 import { createPrismaClient, type PrismaClient } from '../../src/database/client.js';
 import { createEmptyDatabase, createMigratedDatabase, dropDatabase } from './database.js';
 import { startGateway } from './processes.js';
@@ -13,9 +14,17 @@ import { TEST_JWT_SECRET } from './tokens.js';
 
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
-/** Unique per test run: the processes of one test hear each other through Redis, and no one else. */
-export const channelPrefix = () => `test:${randomUUID()}:`;
+/**
+ * Unique per test run: the processes of one test hear each other through Redis, and no one else.
+ * What they leave under it in Redis goes in `cleanUp()`.
+ */
+export function channelPrefix() {
+  const prefix = `test:${randomUUID()}:`;
+  prefixes.push(prefix);
+  return prefix;
+}
 
+const prefixes: string[] = [];
 const databases: string[] = [];
 const clients: PrismaClient[] = [];
 
@@ -55,10 +64,11 @@ export function startProcess(databaseUrl: string, settings: Record<string, strin
   });
 }
 
-/** Drops the databases and disconnects the clients made here. */
+/** Drops the databases, disconnects the clients and deletes the Redis keys of the prefixes made here. */
 export async function cleanUp() {
   await Promise.all(clients.splice(0).map((client) => client.$disconnect()));
   await Promise.all(databases.splice(0).map((name) => dropDatabase(name)));
+  await Promise.all(prefixes.splice(0).map((prefix) => deleteKeysUnder(REDIS_URL, prefix)));
 }
 
 /** A category with pets in stock (`null`: no inventory entry), written straight to the database. */
