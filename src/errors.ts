@@ -30,7 +30,25 @@ export const errorStatus = {
 
 export type ErrorCode = keyof typeof errorStatus;
 
-/** A failure the caller can act on; its message is safe to show. */
+/**
+ * Makes errors with no stack trace: for those whose stack nobody reads. Capturing one walks the
+ * stack, and graphql-js formats it again for every GraphQLError that wraps the error: most of what
+ * refusing a request cost (docs/performance.md, "Errors").
+ */
+export function withoutStackTrace<T>(make: () => T): T {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return make();
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
+
+/**
+ * A failure the caller can act on; its message is safe to show. A refusal (4xx) carries no stack:
+ * it is answered and counted, never logged with one; a 5xx keeps its stack for the log.
+ */
 export class DomainError extends Error {
   readonly status: number;
   constructor(
@@ -43,7 +61,10 @@ export class DomainError extends Error {
     /** More for a GraphQL client to read in the error's `extensions` (a cost refusal's numbers). */
     readonly extensions?: Readonly<Record<string, unknown>>,
   ) {
+    const limit = Error.stackTraceLimit;
+    if (errorStatus[code] < 500) Error.stackTraceLimit = 0;
     super(message);
+    Error.stackTraceLimit = limit;
     this.name = 'DomainError';
     this.status = errorStatus[code];
   }

@@ -16,9 +16,10 @@ let gateway: GatewayProcess;
 let baseUrl: string;
 let petId: string;
 let token: string;
+let database: Awaited<ReturnType<typeof migratedDatabase>>;
 
 beforeAll(async () => {
-  const database = await migratedDatabase();
+  database = await migratedDatabase();
   petId = (await arrangePets(database.prisma, 1)).pets[0]!.id;
   gateway = await startProcess(database.url, { LOG_LEVEL: 'info', LEGACY_SUNSET_DATE: '2099-12-31' });
   baseUrl = gateway.baseUrl;
@@ -42,6 +43,7 @@ interface LogLine {
   status?: number;
   durationMs?: number;
   closeCode?: number;
+  err?: { type?: string; message?: string; stack?: string };
 }
 
 /** Every line the process wrote to stdout and stderr, except its human ready banner, parsed as JSON. */
@@ -151,6 +153,38 @@ describe('the request log (LOG_LEVEL=info)', () => {
     // Variables (which may carry personal data) are not logged.
     expect(gateway.output()).not.toContain('personal-detail-7f3a');
     expect(gateway.output()).not.toContain(forged);
+  });
+
+  it('logs an unexpected error once, with its request id and the stack of where it was thrown; a refusal only as its request', async () => {
+    const refused = await graphql(
+      'mutation RefusedStock($petId: ID!) { updateInventory(petId: $petId, input: { quantity: -1 }) { quantity } }',
+      { authorization: `Bearer ${token}` },
+      { petId },
+    );
+    const refusal = (await refused.json()) as { errors: Array<{ extensions: { code: string } }> };
+    expect(refusal.errors[0]!.extensions.code).toBe('VALIDATION_FAILED');
+    const refusedId = refused.headers.get('x-request-id')!;
+    expect(await requestLines(refusedId)).toEqual([expect.objectContaining({ operation: 'RefusedStock', status: 200 })]);
+    expect(logLines().filter((line) => line.requestId === refusedId && line.level >= 40)).toEqual([]);
+
+    const requestId = `broken-${randomBytes(4).toString('hex')}`;
+    await database.prisma.$executeRawUnsafe('ALTER TABLE orders RENAME COLUMN ship_date TO ship_date_moved');
+    try {
+      const failed = await graphql('query BrokenOrders { orders(first: 1) { edges { node { shipDate } } } }', {
+        authorization: `Bearer ${token}`,
+        'x-request-id': requestId,
+      });
+      const body = (await failed.json()) as { errors: Array<{ extensions: { code: string } }> };
+      expect(body.errors[0]!.extensions.code).toBe('INTERNAL');
+    } finally {
+      await database.prisma.$executeRawUnsafe('ALTER TABLE orders RENAME COLUMN ship_date_moved TO ship_date');
+    }
+    await requestLines(requestId);
+    const errors = logLines().filter((line) => line.requestId === requestId && line.level >= 50);
+    expect(errors).toEqual([expect.objectContaining({ msg: 'unexpected error while serving GraphQL', path: 'orders' })]);
+    // What the client never sees, the operator does: the database's message and where it was raised.
+    expect(errors[0]!.err!.message).toContain('ship_date');
+    expect(errors[0]!.err!.stack).toMatch(/\n\s+at /);
   });
 
   it('never writes a token, an Authorization header or a body, whatever the transport', async () => {

@@ -9,6 +9,7 @@ import {
   refusalBody,
   toDomainError,
   presentIds,
+  withoutStackTrace,
 } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import type { OutageLog } from '../../observability/outages.js';
@@ -251,11 +252,15 @@ export function useErrorMasking({
 }
 
 function rebuilt(error: GraphQLError, message: string, extensions: Record<string, unknown>): GraphQLError {
-  return new GraphQLError(message, {
-    nodes: error.nodes,
-    source: error.source,
-    positions: error.positions,
-    path: error.path,
-    extensions,
-  });
+  // Without a stack: one made here would show this plugin's frames, and the error it replaces was logged (if at all) before.
+  return withoutStackTrace(
+    () =>
+      new GraphQLError(message, {
+        nodes: error.nodes,
+        source: error.source,
+        positions: error.positions,
+        path: error.path,
+        extensions,
+      }),
+  );
 }

@@ -5,6 +5,7 @@ import type { PrismaClient } from '../../database/client.js';
 import { findByKey } from '../../database/find-by-key.js';
 import { type FindManyArgs, findMany, findManyWithTotal } from '../../database/find-many.js';
 import type { Lookups } from '../../domain/lookups.js';
+import { withoutStackTrace } from '../../errors.js';
 import type { Principal } from '../../auth/scopes.js';
 import { checkPageSize, COUNTED_ROWS, type PageArgs, toldCount } from '../../pothos-plugins/paging.js';
 import { authorizeNode, nodeTypes } from '../../pothos-plugins/global-ids.js';
@@ -155,7 +156,8 @@ async function rootValue(pass: Pass, request: PlanRequest, field: RootPlan): Pro
     try {
       return shapeObject(pass, field.object, await field.write.write(args, request.write));
     } catch (error) {
-      throw new WriteFailed(`${field.key} failed`, { cause: error });
+      // Only its cause is ever read (plans.ts).
+      throw withoutStackTrace(() => new WriteFailed(`${field.key} failed`, { cause: error }));
     }
   }
   if (field.kind === 'node') {

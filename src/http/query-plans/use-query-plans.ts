@@ -1,5 +1,6 @@
 import { type ExecutionArgs, type ExecutionResult, locatedError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { withoutStackTrace } from '../../errors.js';
 import { inSpan } from '../../observability/tracing/spans.js';
 import type { PlanOutcome, QueryPlans } from './plans.js';
 
@@ -48,6 +49,7 @@ function resultOf(outcome: PlanOutcome): ExecutionResult {
   if (outcome.kind === 'answered') return { data: outcome.data };
   return {
     data: outcome.nullable ? { [outcome.key]: null } : null,
-    errors: [locatedError(outcome.error, outcome.nodes, [outcome.key])],
+    // The error it wraps keeps its own stack (graphql-js copies it); one of its own would show graphql-js' frames.
+    errors: [withoutStackTrace(() => locatedError(outcome.error, outcome.nodes, [outcome.key]))],
   };
 }
