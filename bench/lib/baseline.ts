@@ -164,8 +164,21 @@ async function answerOf(server: ServerProcess, variant: Variant) {
     : { status: answer.status, errors: undefined, data: answer.json };
 }
 
-/** Same status, no errors, same data; a write's data is not compared (each places an order of its own). */
+/**
+ * Same status, no errors, same data; a write's data is not compared (each places an order of its own).
+ * A refusal (`refused`): the same status, errors and data on both sides, carrying the refusal.
+ */
 function compare(variant: Variant, answers: BySide<Awaited<ReturnType<typeof answerOf>>>): { sameAnswer: boolean | null; detail?: string } {
+  if (variant.refused !== undefined) {
+    const shown = (side: BaselineSideName) => JSON.stringify(answers[side].errors ?? null).slice(0, 300);
+    const unrefused = SIDES.filter((side) => !shown(side).includes(variant.refused!));
+    if (unrefused.length) return { sameAnswer: false, detail: `not refused with ${variant.refused}: the ${unrefused.join(' and ')} build` };
+    const alike =
+      answers.baseline.status === answers.current.status &&
+      isDeepStrictEqual(answers.baseline.errors, answers.current.errors) &&
+      isDeepStrictEqual(answers.baseline.data, answers.current.data);
+    return alike ? { sameAnswer: true } : { sameAnswer: false, detail: `baseline ${shown('baseline')} … current ${shown('current')}` };
+  }
   const problems = SIDES.flatMap((side) => {
     const { status, errors } = answers[side];
     return status >= 300 || errors ? [`the ${side} build answered ${status}${errors ? ` with errors ${JSON.stringify(errors).slice(0, 300)}` : ''}`] : [];

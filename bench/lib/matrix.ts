@@ -97,7 +97,13 @@ export async function countingPass(
       log(`  ${variant.key}: n/a (${result.reason})`);
       continue;
     }
-    if (first.status >= 300 || graphqlErrors) {
+    if (variant.refused !== undefined) {
+      if (!first.text.includes(variant.refused)) {
+        const warning = `${variant.key}: the check request answered ${first.status} without the refusal ${variant.refused} (${first.text.slice(0, 300)}); measured anyway, see its error counts`;
+        warnings.push(warning);
+        log(`  WARNING: ${warning}`);
+      }
+    } else if (first.status >= 300 || graphqlErrors) {
       const warning = `${variant.key}: the check request answered ${first.status}${graphqlErrors ? ` with GraphQL errors ${JSON.stringify(graphqlErrors).slice(0, 300)}` : ''}; measured anyway, see its error counts`;
       warnings.push(warning);
       log(`  WARNING: ${warning}`);
@@ -155,8 +161,12 @@ export async function drive(server: ServerProcess, variant: Variant, connections
           : {}),
       },
     ],
-    // A GraphQL error comes with 200: count those answers as errors too.
-    ...(variant.kind === 'graphql' ? { verifyBody: (body: string) => !body.includes('"errors"') } : {}),
+    // A GraphQL error comes with 200: count those answers as errors too (or, where a refusal is the answer, any other).
+    ...(variant.refused !== undefined
+      ? { verifyBody: (body: string) => body.includes(variant.refused!) }
+      : variant.kind === 'graphql'
+        ? { verifyBody: (body: string) => !body.includes('"errors"') }
+        : {}),
   };
   return (await autocannon(options as unknown as autocannon.Options)) as unknown as AutocannonResult;
 }

@@ -62,6 +62,11 @@ export interface Variant {
   supply?: (need: Need) => Promise<void>;
   /** The answer reduced to the data both servers must agree on (undefined: not compared). */
   normalize?: (body: unknown) => unknown;
+  /**
+   * A refusal is the answer, carrying this text (an error code): what bad input costs. Any other
+   * answer is counted as an error; without it, any GraphQL error is.
+   */
+  refused?: string;
 }
 
 export interface Operation {
@@ -260,6 +265,8 @@ const stockPostGraphile = /* GraphQL */ `
   }`;
 /** A stock count for one of placeOrder's pets, never below what its orders leave. */
 const stockVariables = () => ({ petId: String(randomOrderPetId()), quantity: randomInt(100_000, 200_000) });
+/** A count no stock can have: refused by both servers, nothing written. */
+const refusedStockVariables = () => ({ petId: String(randomOrderPetId()), quantity: -1 });
 
 const closeGateway = (mutation: string) => /* GraphQL */ `
   mutation Bench${mutation[0]!.toUpperCase()}${mutation.slice(1)}($id: ID!) {
@@ -796,6 +803,37 @@ const baseOperations: Operation[] = [
       'PostGraphile column: its generated updateInventoryItemByPetId, one UPDATE of the count; the gateway’s ' +
       'updateInventory also locks the pet, settles the entry’s and the pet’s status and creates a missing entry ' +
       '(set_stock(), one statement)',
+  },
+  {
+    id: '7r',
+    title: 'updateInventory refused: a stock count below 0 (bad input)',
+    gateway: {
+      key: 'gateway:stock-refused',
+      target: 'gateway',
+      label: 'GraphQL updateInventory, quantity -1 (VALIDATION_FAILED)',
+      kind: 'graphql',
+      write: true,
+      needsToken: true,
+      randomized: true,
+      query: stockGateway,
+      variables: refusedStockVariables,
+      refused: '"VALIDATION_FAILED"',
+    },
+    postgraphile: {
+      key: 'postgraphile:stock-refused',
+      target: 'postgraphile',
+      label: 'GraphQL updateInventoryItemByPetId, quantity -1 (its CHECK constraint)',
+      kind: 'graphql',
+      write: true,
+      randomized: true,
+      query: stockPostGraphile,
+      variables: refusedStockVariables,
+      // Its error as PostGraphile words it (in production it may mask the database's message).
+      refused: '"errors"',
+    },
+    note:
+      'PostGraphile column: its updateInventoryItemByPetId, an UPDATE the table’s CHECK (quantity >= 0) refuses; ' +
+      'the gateway refuses the input before any statement',
   },
   closingOperation('8', 'completeOrder', 'completeOrder (write)'),
   closingOperation('9', 'cancelOrder', 'cancelOrder (write)'),

@@ -645,7 +645,7 @@ export function renderBaseline(result: BaselineResult): string[] {
   const same = result.variants.filter((v) => v.sameAnswer === true).map((v) => v.operation);
   const differ = result.variants.filter((v) => v.sameAnswer === false);
   const unchecked = result.variants.filter((v) => v.sameAnswer === null);
-  if (same.length) lines.push(`Same answer from both (status, no errors, the same \`data\`; one request each, the same arguments): ${same.join(', ')}.`);
+  if (same.length) lines.push(`Same answer from both (status, no errors or the same refusal, the same \`data\`; one request each, the same arguments): ${same.join(', ')}.`);
   for (const v of differ) lines.push(`**Answers NOT the same** for ${v.operation}: ${v.detail}.`);
   for (const v of unchecked) lines.push(`${v.operation}: ${v.detail}.`);
   lines.push(
