@@ -14,7 +14,7 @@ import {
   transactionWithEvents,
 } from './events.js';
 import { stockStatus } from './stock-status.js';
-import { orderQuantity, stockQuantity, validate } from './validation.js';
+import { orderQuantity, shipDate, stockQuantity, validate } from './validation.js';
 
 /**
  * Stock and orders: the state machine. Every write here is one statement, a
@@ -126,7 +126,7 @@ function stockSet(row: SetStockRow, petId: bigint, quantity: number) {
 const newOrder = z.object({
   petId: z.bigint(),
   quantity: orderQuantity,
-  shipDate: z.date().nullish(),
+  shipDate: shipDate.nullish(),
 });
 
 export interface OrderInput {

@@ -11,6 +11,10 @@ export const limits = {
   descriptionLength: { max: 1000 },
   orderQuantity: { min: 1, max: 1000 },
   stockQuantity: { min: 0, max: 1_000_000 },
+  // Year 0, which RFC 3339 allows, is 1 BC to PostgreSQL; a time before year 1 or after 9999 is stored,
+  // but Prisma reads it back as an invalid date, so the same order would answer INTERNAL on one path
+  // and its date on another.
+  shipDate: { from: '0001-01-01T00:00:00.000Z', to: '9999-12-31T23:59:59.999Z' },
 } as const;
 
 // Control characters break logs and terminals and make no sense in a name;
@@ -54,6 +58,12 @@ export const wholeNumberBetween = (field: string, min: number, max: number) => {
 
 export const orderQuantity = wholeNumberBetween('quantity', limits.orderQuantity.min, limits.orderQuantity.max);
 export const stockQuantity = wholeNumberBetween('quantity', limits.stockQuantity.min, limits.stockQuantity.max);
+
+const shipDateError = `shipDate must be from ${limits.shipDate.from} to ${limits.shipDate.to}`;
+export const shipDate = z
+  .date({ error: 'shipDate must be a date-time' })
+  .min(new Date(limits.shipDate.from), { error: shipDateError })
+  .max(new Date(limits.shipDate.to), { error: shipDateError });
 
 /** Parses `input` with `schema`, or throws VALIDATION_FAILED naming the first bad field. */
 export function validate<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {

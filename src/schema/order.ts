@@ -87,7 +87,7 @@ const PlaceOrderInput = builder.inputType('PlaceOrderInput', {
   fields: (t) => ({
     petId: t.int64Id({ required: true, description: 'The id of the pet to order.' }),
     quantity: t.int({ required: true, description: 'Number of units: 1 to 1000, at most what is in stock.' }),
-    shipDate: t.field({ type: 'DateTime', required: false, description: 'Expected ship date, if known.' }),
+    shipDate: t.field({ type: 'DateTime', required: false, description: 'Expected ship date, if known: years 1 to 9999, UTC.' }),
   }),
 });
 

@@ -107,7 +107,7 @@ export type PlaceOrderInput = {
   petId: string;
   /** Number of units: 1 to 1000, at most what is in stock. */
   quantity: number;
-  /** Expected ship date, if known. */
+  /** Expected ship date, if known: years 1 to 9999, UTC. */
   shipDate?: string | null | undefined;
 };
 

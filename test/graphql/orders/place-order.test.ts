@@ -10,7 +10,7 @@ import { stockSteps } from '../../support/stock.js';
 import { clientFor, codesOf, expectedStatus, expectError } from '../../support/client.js';
 import { useTestGateway } from '../../support/gateway.js';
 import { testToken } from '../../support/tokens.js';
-import { bearer, databaseState, expectDocumentedError, type GraphQLAnswer, postGraphQL } from '../../support/http.js';
+import { bearer, databaseState, expectDocumentedError, type GraphQLAnswer, postGraphQL, send } from '../../support/http.js';
 
 /**
  * placeOrder, driven through the API: it takes the quantity from the pet's
@@ -178,6 +178,55 @@ describe('order quantities', () => {
       );
       expectDocumentedError(answer, 'VALIDATION_FAILED');
     });
+  });
+});
+
+describe('ship dates', () => {
+  const FIRST = '0001-01-01T00:00:00.000Z';
+  const LAST = '9999-12-31T23:59:59.999Z';
+
+  it('takes the first and the last instant of years 1 to 9999, and every read gives the date back', async () => {
+    const petId = await newPet();
+    await setStock(petId, 2);
+    const placed = [await order(petId, 1, FIRST), await order(petId, 1, LAST)];
+    expect(placed.map((one) => one.shipDate)).toEqual([FIRST, LAST]);
+    const headers = bearer(await testToken());
+    // One order by id, the orders page (the plans' own statement) and REST: the same dates, no error.
+    for (const one of placed) {
+      const { order: read } = await client.ok(OrderByIdDocument, { id: one.id });
+      expect(read?.shipDate).toBe(one.shipDate);
+    }
+    const page = await postGraphQL<GraphQLAnswer<{ orders: { edges: Array<{ node: { id: string; shipDate: string } }> } }>>(
+      gateway.baseUrl,
+      { query: 'query ($pet: ID!) { orders(first: 10, filter: { petId: $pet }) { edges { node { id shipDate } } } }', variables: { pet: petId } },
+      headers,
+    );
+    expect(page.body.errors).toBeUndefined();
+    expect(page.body.data!.orders.edges.map(({ node }) => node.shipDate)).toEqual([FIRST, LAST]);
+    const rest = await send<Array<{ shipDate: string }>>(gateway.baseUrl, `/store/orders?petId=${petId}`, { headers });
+    expect(rest.status).toBe(200);
+    expect(rest.body.map((one) => one.shipDate)).toEqual([FIRST, LAST]);
+  });
+
+  it('refuses year 0 (1 BC to the database), naming shipDate, and writes nothing', async () => {
+    await writesNothing(async () => {
+      for (const shipDate of ['0000-12-31T23:59:59.999Z', '0000-06-01T00:00:00Z']) {
+        const error = expectError(
+          await client.send(PlaceOrderDocument, { input: { petId: rex, quantity: 1, shipDate } }),
+          'VALIDATION_FAILED',
+          'shipDate',
+        );
+        expect(error.message).toBe(`shipDate must be from ${FIRST} to ${LAST}`);
+      }
+    });
+  });
+
+  it('is held to the same years by the database, whoever writes', async () => {
+    for (const shipDate of ['10000-01-01 00:00:00+00', '0001-12-31 23:59:59.999+00 BC']) {
+      await expect(
+        gateway.prisma.$executeRawUnsafe(`INSERT INTO orders (pet_id, quantity, ship_date) VALUES (${rex}, 1, '${shipDate}')`),
+      ).rejects.toThrow(/orders_ship_date_in_range/);
+    }
   });
 });
 
