@@ -44,10 +44,16 @@ function isIssuedCursor(cursor: string): boolean {
 }
 
 /**
- * The arguments of every connection: more than the maximum page is refused,
- * not silently cut short, and a cursor must be one this API handed out.
+ * The arguments of every connection: one direction (first or last), more than
+ * the maximum page refused, not silently cut short, and a cursor must be one
+ * this API handed out.
  */
 export function checkPageSize(args: PageArgs): void {
+  // Both at once took its size from first and its direction from last (first: 5, last: 1 gave the
+  // list's last five): refused as the other combinations that page two ways are.
+  if (args.first != null && args.last != null) {
+    throw validationFailed('last', 'Ask for first (forward, with after) or last (backward, with before), not both.');
+  }
   for (const field of ['first', 'last'] as const) {
     const value = args[field];
     if (value === null || value === undefined) continue;

@@ -326,6 +326,42 @@ describe('page sizes of nested connections', () => {
   });
 });
 
+describe('pages that go both ways', () => {
+  const lists: Array<[string, (args: string) => string, () => Record<string, unknown>]> = [
+    ['pets', (args) => `{ pets(${args}) { edges { node { id } } } }`, () => ({})],
+    ['categories', (args) => `{ categories(${args}) { nodes { id } } }`, () => ({})],
+    ['orders', (args) => `{ orders(${args}) { nodes { id } } }`, () => ({})],
+    ['inventory', (args) => `{ inventory(${args}) { nodes { petId } } }`, () => ({})],
+    ["a category's pets", (args) => `query ($id: ID!) { category(id: $id) { pets(${args}) { nodes { id } } } }`, () => ({ id: categoryId })],
+    ["a pet's orders", (args) => `query ($id: ID!) { pet(id: $id) { orders(${args}) { nodes { id } } } }`, () => ({ id: petId })],
+  ];
+
+  it.each(lists)('%s: first with last is refused, naming last, every time it is asked', async (_list, query, variables) => {
+    // Before, the size came from first and the direction from last: first: 5, last: 1 gave the last five.
+    for (let time = 0; time < 2; time++) {
+      const response = await gateway.graphql(query('first: 5, last: 1'), variables());
+      const error = expectError(response, 'VALIDATION_FAILED', 'last');
+      expect(error.message).toBe('Ask for first (forward, with after) or last (backward, with before), not both.');
+    }
+  });
+
+  it('every other way of paging two ways at once is refused too; one way is answered', async () => {
+    const category = await gateway.prisma.category.create({ data: { name: 'Two ways' } });
+    const one = await gateway.prisma.pet.create({ data: { name: 'One', categoryId: category.id } });
+    const two = await gateway.prisma.pet.create({ data: { name: 'Two', categoryId: category.id } });
+    const filter = `filter: { categoryId: "${category.id}" }`;
+    const { pets } = await client.ok(PetsDocument, { first: 2, filter: { categoryId: category.id.toString() } });
+    const [after, before] = [pets.pageInfo.startCursor!, pets.pageInfo.endCursor!];
+    for (const args of [`first: 1, before: "${before}"`, `last: 1, after: "${after}"`, `first: 1, after: "${after}", before: "${before}"`]) {
+      expectError(await gateway.graphql(`{ pets(${filter}, ${args}) { nodes { id } } }`), 'VALIDATION_FAILED');
+    }
+    const forward = await gateway.graphql<{ pets: { nodes: unknown[] } }>(`{ pets(${filter}, first: 1, after: "${after}") { nodes { id } } }`);
+    const backward = await gateway.graphql<{ pets: { nodes: unknown[] } }>(`{ pets(${filter}, last: 1, before: "${before}") { nodes { id } } }`);
+    expect([forward.errors, backward.errors]).toEqual([undefined, undefined]);
+    expect([forward.data!.pets.nodes, backward.data!.pets.nodes]).toEqual([[{ id: String(two.id) }], [{ id: String(one.id) }]]);
+  });
+});
+
 describe('requests GraphQL itself refuses', () => {
   const cases: Array<[string, string, Record<string, unknown>?]> = [
     ['a syntax error', '{ pets(first: 1) { edges { node { id } }'],
