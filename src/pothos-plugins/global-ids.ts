@@ -37,7 +37,8 @@ export const encodeNodeId = (typename: string, id: bigint | number | string): st
 
 /**
  * What a global id names: one of the Node types and an int64 id. Anything else (not base64 of
- * `Type:id`, a type that is no Node here, an id out of range) is VALIDATION_FAILED, naming the argument.
+ * `Type:id` exactly as encodeNodeId writes it, a type that is no Node here, an id out of range) is
+ * VALIDATION_FAILED, naming the argument.
  */
 export function decodeNodeId(globalId: string, argument = 'id'): { typename: string; id: string } {
   let decoded: { typename: string; id: string } | undefined;
@@ -47,7 +48,9 @@ export function decodeNodeId(globalId: string, argument = 'id'): { typename: str
     decoded = undefined;
   }
   const id = decoded && /^\d{1,19}$/.test(decoded.id) ? BigInt(decoded.id) : 0n;
-  if (!decoded || !Object.hasOwn(nodeTypes, decoded.typename) || id < 1n || id > MAX_INT64) {
+  // Only the text this API writes: base64 decodes leniently (a space, no padding) and `Pet:01` is pet 1,
+  // whose answer would then carry a nodeId other than the one asked for, and a client's cache keyed by it miss.
+  if (!decoded || !Object.hasOwn(nodeTypes, decoded.typename) || id < 1n || id > MAX_INT64 || encodeNodeId(decoded.typename, id) !== globalId) {
     throw validationFailed(argument, `${argument} must be a global id this API gave out (a nodeId), got "${globalId.slice(0, 60)}".`);
   }
   return { typename: decoded.typename, id: String(id) };

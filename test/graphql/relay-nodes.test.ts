@@ -131,6 +131,10 @@ describe('global ids', () => {
     ['an id that is no int64', encode('Pet:one')],
     ['an id of zero', encode('Pet:0')],
     ['an id out of range', encode('Pet:99999999999999999999')],
+    // Each decodes to pet 1, whose answer would carry another nodeId than the one asked for.
+    ['an id written with a leading zero', encode('Pet:01')],
+    ['base64 with a space in it', `${encode('Pet:1').slice(0, 4)} ${encode('Pet:1').slice(4)}`],
+    ['base64 without its padding', encode('Pet:1').replace(/=+$/, '')],
   ])('refuse %s with VALIDATION_FAILED, never a 500', async (_what, id) => {
     const answer = await gateway.graphql('query Node($id: ID!) { node(id: $id) { nodeId } }', { id });
     expect(answer.errors?.map((error) => [error.extensions?.code, error.extensions?.field])).toEqual([['VALIDATION_FAILED', 'id']]);
