@@ -1,4 +1,4 @@
-import { GraphQLError } from 'graphql';
+import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import {
   DomainError,
@@ -90,6 +90,8 @@ export interface ErrorMaskingOptions {
 }
 
 type Result = { data?: unknown; errors?: readonly GraphQLError[]; extensions?: Record<string, unknown> };
+/** A result as yoga writes it: the errors of an executed one already as the client reads them (asWritten). */
+type Written = Omit<Result, 'errors'> & { errors?: ReadonlyArray<GraphQLError | GraphQLFormattedError> };
 
 export function useErrorMasking({
   logger,
@@ -155,7 +157,7 @@ export function useErrorMasking({
     result.errors?.length ? { ...result, errors: result.errors.map((error) => classify(error, requestId)) } : result;
 
   /** An HTTP answer: its errors classified, the request id beside them, the status of a refusal before execution. */
-  const finish = <R extends Result>(result: R, requestId: string | undefined): R => {
+  const finish = (result: Result, requestId: string | undefined): Written => {
     if (!result.errors?.length) return result;
     const executed = 'data' in result;
     const errors = result.errors.map((error) => {
@@ -171,7 +173,7 @@ export function useErrorMasking({
           },
         });
       }
-      if (executed) return classified;
+      if (executed) return asWritten(classified);
       // Refused before execution, the HTTP status is the error's. GraphQL over HTTP: a document
       // that fails to parse or validate (`spec`) is answered 200 under application/json and 400
       // under application/graphql-response+json; a request that cannot be read is 4xx under both.
@@ -226,8 +228,9 @@ export function useErrorMasking({
     }),
     onResultProcess({ result, setResult, serverContext }) {
       const requestId = serverContext.requestId;
-      if (Array.isArray(result)) setResult(result.map((item) => finish(item as Result, requestId)));
-      else if (!isAsyncIterable(result)) setResult(finish(result as Result, requestId));
+      // Yoga's types allow only GraphQLErrors here; its writers take the client's form as it is (asWritten).
+      if (Array.isArray(result)) setResult(result.map((item) => finish(item as Result, requestId)) as never);
+      else if (!isAsyncIterable(result)) setResult(finish(result as Result, requestId) as never);
     },
     onResponse({ response, serverContext, setResponse }) {
       // yoga refuses a body it cannot read (415) or an Accept it cannot meet (406) with no body at all.
@@ -249,6 +252,18 @@ export function useErrorMasking({
       );
     },
   };
+}
+
+/**
+ * An error of an executed answer as the client reads it (`toJSON`: message, locations, path,
+ * extensions). Yoga writes a GraphQLError by making it again without its internal extensions
+ * (`http`, `unexpected`), which captures a stack trace per error: a refusal paid for it on every
+ * request. An error that carries either is left to yoga, which takes the status and headers from it.
+ */
+function asWritten(error: GraphQLError): GraphQLError | GraphQLFormattedError {
+  const extensions = error.extensions;
+  if (extensions.http !== undefined || extensions.unexpected !== undefined) return error;
+  return error.toJSON();
 }
 
 function rebuilt(error: GraphQLError, message: string, extensions: Record<string, unknown>): GraphQLError {
