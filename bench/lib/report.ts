@@ -1,4 +1,5 @@
 import type { StatementRecord, WireCounts } from './pg-wire-counter.js';
+import { renderTargets } from './targets.js';
 
 export interface VariantResult {
   key: string;
@@ -263,6 +264,7 @@ export function renderMarkdown(results: BenchResults): string {
   );
   lines.push('');
   // Absent when BENCH_PASSES left out the counting and load passes.
+  if (results.operations.length) lines.push(...renderTargets(results));
   if (results.operations.length) {
     lines.push('## Throughput and latency');
     lines.push('');

@@ -1,0 +1,214 @@
+import { COUNT_LIMIT } from '../../src/pothos-plugins/paging.js';
+import { operations } from './operations.js';
+import type { BenchResults, CellResult } from './report.js';
+
+/**
+ * The targets the gateway is held to, each checked on the run's own figures, side by side: met, not
+ * met (and which side's work holds it: the gateway's process or PostgreSQL, from CPU per request in
+ * the same cells), or not measured (its pass, row or data set was not part of the run).
+ */
+
+/** Reads as clients send them: no variant of the gateway's settings (cache, traces, federation, cost). */
+const reads = operations.filter(
+  ({ gateway: g }) => !g.write && !g.responseCache && !g.sharedCache && !g.federation && !g.uncachedCost && !g.traces,
+);
+const writes = operations.filter(({ gateway: g }) => g.write && !g.refused);
+const entities = operations.find(({ gateway: g }) => g.federation);
+
+const READ_RATIO = 1.2;
+const WRITE_RATIO = 1.0;
+const ENTITIES_RATIO = 1.0;
+const MIX_UNCACHED_RATIO = 1.0;
+const MIX_CACHED_RATIO = 2.0;
+const SHARED_HIT_RATE = 0.9;
+const PEAK_RSS_MB = 300;
+/** Ten times the bench's usual pets: the data set the scale targets are about. */
+const SCALED_PETS = 100_000;
+/** A deep page "costs what the first page costs": within this share of its throughput. */
+const DEEP_PAGE_SHARE = 0.9;
+const LEVELS = [10, 50];
+
+type Row = [target: string, measured: string, met: string, heldBy: string];
+
+const x = (value: number | null | undefined) => (value === null || value === undefined || !Number.isFinite(value) ? '–' : `${value.toFixed(2)}×`);
+const ms = (value: number | null | undefined) => (value === null || value === undefined ? '–' : value.toFixed(2));
+const verdict = (met: boolean | undefined) => (met === undefined ? 'not measured' : met ? 'yes' : '**no**');
+
+export function renderTargets(results: BenchResults): string[] {
+  const cell = (variant: string | undefined, c: number): CellResult | undefined =>
+    variant ? results.cells.find((x) => x.variant === variant && x.concurrency === c) : undefined;
+  const levels = LEVELS.filter((c) => results.settings.concurrency.includes(c));
+  const ran = new Set(results.operations.map((operation) => operation.id));
+  const rows: Row[] = [];
+
+  /** Gateway ÷ PostGraphile at each level, whether each is at least `least`, and what holds the ones below. */
+  const against = (gatewayKey: string, peerKey: string | undefined, least: number, title: string, extra = '', p99Too = false) => {
+    const pairs = levels.map((c) => ({ c, gw: cell(gatewayKey, c), pg: cell(peerKey, c) }));
+    const measured = pairs.filter((pair) => pair.gw && pair.pg);
+    if (!measured.length) {
+      rows.push([title, '–', verdict(undefined), '']);
+      return;
+    }
+    const ratios = measured.map(({ gw, pg }) => gw!.requestsPerSecond / pg!.requestsPerSecond);
+    const p99 = measured.map(({ gw, pg }) => `${gw!.latencyMs.p99} / ${pg!.latencyMs.p99}`).join(', ');
+    const below = measured.find((_, index) => ratios[index]! < least);
+    const slower = p99Too ? measured.find(({ gw, pg }) => gw!.latencyMs.p99 > pg!.latencyMs.p99) : undefined;
+    rows.push([
+      title,
+      `${ratios.map(x).join(' / ')} at c = ${measured.map((pair) => pair.c).join(' / ')}; p99 ms ${p99}${extra}`,
+      verdict(!below && !slower),
+      [below && heldBy(below.gw!, below.pg!, least), slower && `p99 at c = ${slower.c}: ${slower.gw!.latencyMs.p99} against ${slower.pg!.latencyMs.p99} ms`]
+        .filter(Boolean)
+        .join('; '),
+    ]);
+  };
+
+  for (const operation of reads) {
+    if (!ran.has(operation.id)) continue;
+    against(operation.gateway.key, operation.postgraphile?.key, READ_RATIO, `${operation.id}. ${operation.title} ≥ ${READ_RATIO}×, p99 no worse`, '', true);
+  }
+  for (const operation of writes) {
+    if (!ran.has(operation.id)) continue;
+    const statements = (key: string | undefined) => (key ? results.variants[key]?.perRequest?.statements : undefined);
+    const counted = `; statements per write ${statements(operation.gateway.key) ?? '–'} / ${statements(operation.postgraphile?.key) ?? '–'}`;
+    against(operation.gateway.key, operation.postgraphile?.key, WRITE_RATIO, `${operation.id}. ${operation.title} ≥ ${WRITE_RATIO.toFixed(1)}×`, counted);
+  }
+  if (entities && ran.has(entities.id)) {
+    against(entities.gateway.key, entities.postgraphile?.key, ENTITIES_RATIO, `${entities.id}. ${entities.title} ≥ ${ENTITIES_RATIO.toFixed(1)}× PostGraphile’s page of 50`);
+  }
+
+  rows.push(...mixRows(results));
+  rows.push(...scaleRows(results, cell, levels));
+  rows.push(memoryRow(results));
+
+  const lines = ['## Targets', ''];
+  lines.push(
+    'Each target checked on this run’s figures (gateway ÷ PostGraphile in the same run; p99 ms gateway / PostGraphile). ' +
+      'Held by: the side that spends more per request in the first cell below its target, from the same cells’ CPU ' +
+      '(the gateway’s process against PostGraphile’s, and PostgreSQL’s for each)' +
+      (results.ladder ? '; the ladder below splits the main reads by rung.' : '.'),
+  );
+  lines.push('');
+  lines.push('| Target | This run | Met | Held by |');
+  lines.push('|---|---|---|---|');
+  for (const row of rows) lines.push(`| ${row.join(' | ')} |`);
+  lines.push('');
+  return lines;
+}
+
+/**
+ * Which side's work keeps a cell below its target. Both servers share the machine's CPUs with
+ * PostgreSQL and the load generator, so a ratio follows the CPU each request costs altogether (its
+ * server's and PostgreSQL's): shown beside what the target would need, and the part that is higher.
+ */
+function heldBy(gw: CellResult, pg: CellResult, least: number): string {
+  const { serverCpuMsPerRequest: gs, postgresCpuMsPerRequest: gd } = gw;
+  const { serverCpuMsPerRequest: ps, postgresCpuMsPerRequest: pd } = pg;
+  if (gs === null || gd === null || ps === null || pd === null) return `c = ${gw.concurrency}: CPU not measured`;
+  const needed = (ps + pd) / least;
+  // Within a twentieth of each other, two figures are level: a cell's CPU moves that much from run to run.
+  const higher = [gs > ps * 1.05 && 'the gateway’s process', gd > pd * 1.05 && 'PostgreSQL'].filter(Boolean).join(' and ');
+  const figures =
+    `CPU ms per request, gateway / PostGraphile: server ${ms(gs)} / ${ms(ps)}, PostgreSQL ${ms(gd)} / ${ms(pd)}, ` +
+    `together ${ms(gs + gd)} / ${ms(ps + pd)}, where ${least.toFixed(1)}× needs ${ms(needed)} at most`;
+  if (gs + gd <= needed) return `c = ${gw.concurrency}: waiting, not work (${figures})`;
+  return `c = ${gw.concurrency}: ${higher || 'both sides alike'} (${figures})`;
+}
+
+function mixRows(results: BenchResults): Row[] {
+  const mix = results.mix ?? [];
+  const peer = mix.find((result) => result.server === 'postgraphile');
+  const of = (server: string) => mix.find((result) => result.server === server);
+  const ratioOf = (server: string) => {
+    const result = of(server);
+    return result && peer ? result.requestsPerSecond / peer.requestsPerSecond : undefined;
+  };
+  const cpu = (server: string) => {
+    const result = of(server);
+    return result && peer
+      ? `the gateway’s process ${ms(result.serverCpuMsPerRequest)} / ${ms(peer.serverCpuMsPerRequest)} ms CPU per request, PostgreSQL ${ms(result.postgresCpuMsPerRequest)} / ${ms(peer.postgresCpuMsPerRequest)}`
+      : '';
+  };
+  const rows: Row[] = [];
+  const uncached = ratioOf('gateway');
+  rows.push([`The mix, uncached ≥ ${MIX_UNCACHED_RATIO.toFixed(1)}×`, x(uncached), verdict(uncached === undefined ? undefined : uncached >= MIX_UNCACHED_RATIO), uncached !== undefined && uncached < MIX_UNCACHED_RATIO ? cpu('gateway') : '']);
+  const cached = ratioOf('gateway-cached');
+  const hits = of('gateway-cached')?.hitShare;
+  rows.push([
+    `The mix, response cache on ≥ ${MIX_CACHED_RATIO.toFixed(1)}×`,
+    cached === undefined ? '–' : `${x(cached)}, ${hits == null ? '–' : `${(hits * 100).toFixed(0)}%`} hits`,
+    verdict(cached === undefined ? undefined : cached >= MIX_CACHED_RATIO),
+    cached !== undefined && cached < MIX_CACHED_RATIO ? `${cpu('gateway-cached')} (a hit reads the write log in Redis)` : '',
+  ]);
+  const pairHits = of('gateway-cached-pair')?.hitShare;
+  const share = pairHits != null && hits ? pairHits / hits : undefined;
+  rows.push([
+    `Two cached instances: hit rate ≥ ${SHARED_HIT_RATE}× one instance’s`,
+    share === undefined ? '–' : `${x(share)} (${(pairHits! * 100).toFixed(0)}% against ${(hits! * 100).toFixed(0)}%); throughput ${x(ratioOf('gateway-cached-pair'))}`,
+    verdict(share === undefined ? undefined : share >= SHARED_HIT_RATE),
+    '',
+  ]);
+  const gateways = mix.filter((result) => result.server !== 'postgraphile');
+  const stale = gateways.reduce((sum, result) => sum + result.stale, 0);
+  const checked = gateways.reduce((sum, result) => sum + result.checkedNames, 0);
+  rows.push([
+    'No stale answer in the mix',
+    gateways.length ? `${stale} of ${checked.toLocaleString('en-US')} names checked` : '–',
+    verdict(gateways.length ? stale === 0 : undefined),
+    '',
+  ]);
+  return rows;
+}
+
+/** Ten times the data: checked only on a run with that data set (BENCH_SCALE=10). */
+function scaleRows(results: BenchResults, cell: (variant: string | undefined, c: number) => CellResult | undefined, levels: number[]): Row[] {
+  const pets = results.dataSet.pets ?? 0;
+  const scaled = pets >= SCALED_PETS;
+  if (!scaled) {
+    return [['Ten times the data: the same targets, deep pages, a bounded count', `not this run’s data (${pets.toLocaleString('en-US')} pets): BENCH_SCALE=10`, verdict(undefined), '']];
+  }
+  const first = operations.find((operation) => operation.id === '4b');
+  const deep = operations.find((operation) => operation.id === '4d');
+  const shares = levels.map((c) => {
+    const a = cell(first?.gateway.key, c);
+    const b = cell(deep?.gateway.key, c);
+    return a && b ? b.requestsPerSecond / a.requestsPerSecond : undefined;
+  });
+  const measured = shares.filter((share): share is number => share !== undefined);
+  const counted = operations.find((operation) => operation.id === '4t');
+  const gw = cell(counted?.gateway.key, levels[0] ?? 10);
+  const pg = cell(counted?.postgraphile?.key, levels[0] ?? 10);
+  return [
+    [
+      `The page of 50 orders after the 10,000th costs what the first costs (≥ ${DEEP_PAGE_SHARE}× its throughput)`,
+      measured.length ? `${measured.map(x).join(' / ')} at c = ${levels.join(' / ')}` : '–',
+      verdict(measured.length ? measured.every((share) => share >= DEEP_PAGE_SHARE) : undefined),
+      '',
+    ],
+    [
+      `\`totalCount\` bounded: it counts ${COUNT_LIMIT.toLocaleString('en-US')} rows at most, PostGraphile every row`,
+      gw && pg ? `PostgreSQL ${ms(gw.postgresCpuMsPerRequest)} / ${ms(pg.postgresCpuMsPerRequest)} ms per request at c = ${gw.concurrency}` : '–',
+      verdict(gw && pg && gw.postgresCpuMsPerRequest !== null && pg.postgresCpuMsPerRequest !== null ? gw.postgresCpuMsPerRequest < pg.postgresCpuMsPerRequest : undefined),
+      '',
+    ],
+  ];
+}
+
+function memoryRow(results: BenchResults): Row {
+  const peaks: Array<[string, number | null | undefined]> = [
+    ['load pass', results.peakRssMb.gateway],
+    ['response cache', results.peakRssMb.cachedGateway],
+    ['Redis', results.peakRssMb.sharedCacheGateway],
+    ['subgraph', results.peakRssMb.federationGateway],
+    ['ladder', results.ladder?.peakRssMb.gateway],
+    ...(results.live ?? []).map((live): [string, number | null] => [`${live.mode} pass`, live.rssMb.peak]),
+  ];
+  const known = peaks.filter((peak): peak is [string, number] => typeof peak[1] === 'number');
+  const highest = Math.max(...known.map(([, mb]) => mb));
+  return [
+    `Peak RSS ≤ ${PEAK_RSS_MB} MB in every pass`,
+    known.length ? known.map(([pass, mb]) => `${pass} ${mb.toFixed(0)}`).join(', ') + ' MB' : '–',
+    verdict(known.length ? highest <= PEAK_RSS_MB : undefined),
+    '',
+  ];
+}

@@ -1,0 +1,148 @@
+import { describe, expect, it } from 'vitest';
+import type { BenchResults, CellResult, MixResult } from '../../bench/lib/report.js';
+import { renderTargets } from '../../bench/lib/targets.js';
+
+/**
+ * The bench report's targets, checked on a run's figures: a run made up here, so that each verdict
+ * and what it names as holding a cell below its target follow from figures the test chose.
+ */
+
+function cellOf(variant: string, target: 'gateway' | 'postgraphile', concurrency: number, figures: Partial<CellResult>): CellResult {
+  return {
+    variant,
+    target,
+    concurrency,
+    durationS: 8,
+    requests: 8000,
+    requestsPerSecond: 1000,
+    latencyMs: { p50: 5, p90: 8, p99: 10, max: 20, mean: 5 },
+    errors: 0,
+    timeouts: 0,
+    non2xx: 0,
+    graphqlErrors: 0,
+    statusCodes: { 200: 8000 },
+    serverCpuMsPerRequest: 0.5,
+    postgresCpuMsPerRequest: 0.2,
+    machineCpuBusyPercent: 90,
+    loadGeneratorCpuPercent: 10,
+    otherProcessesCpuPercent: 1,
+    serverRssMb: 200,
+    serverPeakRssMbSoFar: 200,
+    ...figures,
+  };
+}
+
+function mixOf(server: MixResult['server'], requestsPerSecond: number, figures: Partial<MixResult> = {}): MixResult {
+  return {
+    server,
+    requests: requestsPerSecond * 10,
+    requestsPerSecond,
+    latencyMs: { p50: 4, p99: 20 },
+    writes: 100,
+    errors: 0,
+    stale: 0,
+    checkedNames: 1000,
+    ownWriteReads: 10,
+    hitShare: null,
+    serverCpuMsPerRequest: 0.5,
+    postgresCpuMsPerRequest: 0.2,
+    loadGeneratorCpuPercent: 10,
+    byKind: {},
+    ...figures,
+  };
+}
+
+function run(cells: CellResult[], extra: Partial<BenchResults> = {}): BenchResults {
+  return {
+    startedAt: '2026-01-01T00:00:00Z',
+    finishedAt: '2026-01-01T00:30:00Z',
+    wallClockS: 1800,
+    settings: { durationS: 8, warmupS: 5, concurrency: [1, 10, 50], countRequests: 20 },
+    machine: { nproc: 2, cpuModel: 'test', memoryGb: 8, kernel: 'test', loadAverageAtStart: [0, 0, 0], loadAverageAtEnd: [0, 0, 0] },
+    software: {},
+    git: { commit: '0'.repeat(40), dirty: false },
+    build: { ok: true, typeErrors: [] },
+    counting: { method: '', pgStatStatements: '' },
+    dataSet: { categories: 50, pets: 10_000, orders: 50_000 },
+    operations: [
+      { id: '4b', title: 'orders(first: 50), GraphQL', gateway: 'gateway:orders', postgraphile: 'postgraphile:orders', sameData: true },
+      { id: '7', title: 'updateInventory: a stock count (write)', gateway: 'gateway:stock', postgraphile: 'postgraphile:stock', sameData: null },
+    ],
+    variants: {},
+    cells,
+    peakRssMb: { gateway: 260, postgraphile: 410 },
+    rssAtStartMb: { gateway: 150, postgraphile: 200 },
+    warnings: [],
+    ...extra,
+  };
+}
+
+const rowOf = (lines: string[], start: string) => {
+  const row = lines.find((line) => line.startsWith(`| ${start}`));
+  if (!row) throw new Error(`no row ${start} in:\n${lines.join('\n')}`);
+  return row.split(' | ').map((part) => part.replace(/^\| | \|$/g, ''));
+};
+
+describe('the bench report’s targets', () => {
+  it('holds a read below 1.2× at any level to its target, and names the side whose CPU holds it', () => {
+    const lines = renderTargets(
+      run([
+        cellOf('gateway:orders', 'gateway', 10, { requestsPerSecond: 1300, serverCpuMsPerRequest: 0.4 }),
+        cellOf('postgraphile:orders', 'postgraphile', 10, { requestsPerSecond: 1000 }),
+        cellOf('gateway:orders', 'gateway', 50, { requestsPerSecond: 1100, serverCpuMsPerRequest: 0.6, postgresCpuMsPerRequest: 0.2 }),
+        cellOf('postgraphile:orders', 'postgraphile', 50, { requestsPerSecond: 1000, serverCpuMsPerRequest: 0.4, postgresCpuMsPerRequest: 0.2 }),
+      ]),
+    );
+    const [, measured, met, heldBy] = rowOf(lines, '4b.');
+    expect(measured).toContain('1.30× / 1.10× at c = 10 / 50');
+    expect(met).toBe('**no**');
+    expect(heldBy).toMatch(/^c = 50: the gateway’s process \(CPU ms per request, gateway \/ PostGraphile: server 0\.60 \/ 0\.40, PostgreSQL 0\.20 \/ 0\.20/);
+    expect(heldBy).toContain('where 1.2× needs 0.50 at most');
+  });
+
+  it('counts a read ahead in throughput but behind in p99 as not met', () => {
+    const lines = renderTargets(
+      run([
+        cellOf('gateway:orders', 'gateway', 10, { requestsPerSecond: 1500, latencyMs: { p50: 5, p90: 8, p99: 30, max: 40, mean: 6 } }),
+        cellOf('postgraphile:orders', 'postgraphile', 10, { requestsPerSecond: 1000 }),
+      ]),
+    );
+    const [, , met, heldBy] = rowOf(lines, '4b.');
+    expect(met).toBe('**no**');
+    expect(heldBy).toBe('p99 at c = 10: 30 against 10 ms');
+  });
+
+  it('meets a write at 1.0× and more, and says what no cell measured', () => {
+    const lines = renderTargets(
+      run([
+        cellOf('gateway:stock', 'gateway', 10, { requestsPerSecond: 1000 }),
+        cellOf('postgraphile:stock', 'postgraphile', 10, { requestsPerSecond: 1000 }),
+        cellOf('gateway:stock', 'gateway', 50, { requestsPerSecond: 1200 }),
+        cellOf('postgraphile:stock', 'postgraphile', 50, { requestsPerSecond: 1000 }),
+      ]),
+    );
+    expect(rowOf(lines, '7.')[2]).toBe('yes');
+    expect(rowOf(lines, '4b.')[2]).toBe('not measured');
+    expect(rowOf(lines, 'The mix, uncached')[2]).toBe('not measured');
+    expect(rowOf(lines, 'Ten times the data')[1]).toContain('10,000 pets');
+  });
+
+  it('checks the mix, shared hits, staleness and memory', () => {
+    const lines = renderTargets(
+      run([], {
+        mix: [
+          mixOf('gateway', 1100),
+          mixOf('gateway-cached', 1500, { hitShare: 0.7 }),
+          mixOf('gateway-cached-pair', 1400, { hitShare: 0.6, stale: 1 }),
+          mixOf('postgraphile', 1000),
+        ],
+        peakRssMb: { gateway: 260, cachedGateway: 310, postgraphile: 410 },
+      }),
+    );
+    expect(rowOf(lines, 'The mix, uncached').slice(1, 3)).toEqual(['1.10×', 'yes']);
+    expect(rowOf(lines, 'The mix, response cache on').slice(1, 3)).toEqual(['1.50×, 70% hits', '**no**']);
+    expect(rowOf(lines, 'Two cached instances').slice(1, 3)).toEqual(['0.86× (60% against 70%); throughput 1.40×', '**no**']);
+    expect(rowOf(lines, 'No stale answer').slice(1, 3)).toEqual(['1 of 3,000 names checked', '**no**']);
+    expect(rowOf(lines, 'Peak RSS').slice(1, 3)).toEqual(['load pass 260, response cache 310 MB', '**no**']);
+  });
+});
