@@ -1,13 +1,18 @@
 /**
  * The rungs of the benchmark's ladder below the gateway: the same four reads (the bench's BenchPets,
- * BenchCategories, BenchPet and BenchOrders documents, sent as the gateway gets them), answered with
- * the same JSON the gateway answers, by less and less machinery:
+ * BenchCategories, BenchPet and BenchOrders documents) and two writes (BenchRename, BenchStock), sent
+ * as the gateway gets them and answered with the same JSON the gateway answers, by less and less
+ * machinery:
  *
- * - `sql`: one SQL statement per read that builds the whole answer's JSON in PostgreSQL, on plain
- *   node:http with pg (what the data costs the database, and almost nothing else);
- * - `prisma-join` / `prisma-query`: the project's own Prisma client with the selects the gateway's
- *   schema plans (relations loaded by JOIN, or by a query per relation), its rows shaped like the
- *   GraphQL answer and written with JSON.stringify on plain node:http (what Prisma costs);
+ * - `sql`: one SQL statement per request that builds the whole answer's JSON in PostgreSQL, on plain
+ *   node:http with pg (what the data costs the database, and almost nothing else); a write calls the
+ *   database function the gateway's write calls;
+ * - `prisma-join` / `prisma-query` (reads): the project's own Prisma client with the selects the
+ *   gateway's schema plans (relations loaded by JOIN, or by a query per relation), its rows shaped like
+ *   the GraphQL answer and written with JSON.stringify on plain node:http (what Prisma costs);
+ * - `domain` (writes): the project's domain function for the write (its rules and its one statement on
+ *   the project's pool), its answer shaped by hand on plain node:http (what the write costs without
+ *   GraphQL and the gateway's guards);
  * - `bare-yoga`: the project's schema served by a plain `createYoga`, with none of the gateway's
  *   plugins, middleware or HTTP layer (what GraphQL execution costs).
  *
@@ -19,12 +24,15 @@ import { createYoga } from 'graphql-yoga';
 import pg from 'pg';
 import { formatPrismaCursor } from '@pothos/plugin-prisma';
 import { createDatabase } from '../../src/database/client.js';
+import { updatePet } from '../../src/domain/catalog.js';
 import { createLookups } from '../../src/domain/lookups.js';
 import { noEvents } from '../../src/domain/events.js';
+import { updateInventory } from '../../src/domain/stock.js';
+import { stockStatus } from '../../src/domain/stock-status.js';
 import { legacyPolicy } from '../../src/legacy.js';
 import { schema } from '../../src/schema/index.js';
 
-type Rung = 'sql' | 'prisma-join' | 'prisma-query' | 'bare-yoga';
+type Rung = 'sql' | 'prisma-join' | 'prisma-query' | 'domain' | 'bare-yoga';
 const [rung, portText, databaseUrl] = process.argv.slice(2) as [Rung, string, string];
 const POOL_SIZE = 10;
 
@@ -202,11 +210,37 @@ function sqlRung(): Record<string, Answer> {
         'hasNextPage', (SELECT count(*) FROM page) > $1,
         'endCursor', (SELECT ${cursor('max(id)::text')} FROM shown))
     )))::text AS answer`;
+  // The writes: the database function the gateway's write calls, with the same arguments (src/domain).
+  const rename = `
+    SELECT json_build_object('data', json_build_object('updatePet', json_build_object('id', $1::bigint::text, 'name', pet_name)))::text AS answer
+    FROM update_pet($1::bigint, $2::text, NULL::bigint, NULL::"PetStatus")`;
+  const stock = `
+    SELECT json_build_object('data', json_build_object('updateInventory', json_build_object(
+      'petId', $1::bigint::text, 'quantity', $2::integer, 'status', upper(entry_status::text))))::text AS answer
+    FROM set_stock($1::bigint, $2::integer, $3::"PetStatus", $4::"PetStatus", $5::"PetStatus")`;
   return {
+    BenchRename: ({ variables }) => one('bench_rename', rename, [String(variables?.id), String(variables?.name)]),
+    BenchStock: ({ variables }) =>
+      one('bench_stock', stock, [String(variables?.petId), Number(variables?.quantity), stockStatus(1, false), stockStatus(0, true), stockStatus(0, false)]),
     BenchPets: ({ variables }) => one('bench_pets', pets, [Number(variables?.first)]),
     BenchCategories: ({ variables }) => one('bench_categories', categories, [Number(variables?.first), Number(variables?.pets)]),
     BenchPet: ({ variables }) => one('bench_pet', pet, [String(variables?.id)]),
     BenchOrders: ({ variables }) => one('bench_orders', orders, [Number(variables?.first)]),
+  };
+}
+
+/** The writes through the project's domain functions, on its pool, answered as the gateway answers them. */
+function domainRung(): Record<string, Answer> {
+  const { prisma } = createDatabase({ url: databaseUrl, poolSize: POOL_SIZE });
+  return {
+    async BenchRename({ variables }) {
+      const pet = await updatePet(prisma, noEvents, BigInt(String(variables?.id)), { name: String(variables?.name) });
+      return json({ updatePet: { id: pet.id.toString(), name: pet.name } });
+    },
+    async BenchStock({ variables }) {
+      const entry = await updateInventory(prisma, noEvents, BigInt(String(variables?.petId)), { quantity: Number(variables?.quantity) });
+      return json({ updateInventory: { petId: entry.petId.toString(), quantity: entry.quantity, status: upper(entry.status) } });
+    },
   };
 }
 
@@ -244,12 +278,12 @@ function bareYoga() {
     schema,
     graphiql: false,
     logging: false,
-    // What the schema's resolvers read from the context, and nothing more: orders need orders:read.
+    // What the schema's resolvers read from the context, and nothing more: orders need orders:read, the writes their scopes.
     context: () => ({
       prisma,
       lookups,
       requestId: 'bench',
-      principal: { subject: 'bench', scopes: new Set(['orders:read']), expiresAt: undefined, client: 'bench' },
+      principal: { subject: 'bench', scopes: new Set(['orders:read', 'catalog:write', 'inventory:write']), expiresAt: undefined, client: 'bench' },
       events: noEvents,
       pubsub: undefined,
       legacy,
@@ -259,7 +293,9 @@ function bareYoga() {
 }
 
 const server =
-  rung === 'bare-yoga' ? bareYoga() : serveAnswers(rung === 'sql' ? sqlRung() : prismaRung(rung === 'prisma-join' ? 'join' : 'query'));
+  rung === 'bare-yoga'
+    ? bareYoga()
+    : serveAnswers(rung === 'sql' ? sqlRung() : rung === 'domain' ? domainRung() : prismaRung(rung === 'prisma-join' ? 'join' : 'query'));
 server.listen(Number(portText), '127.0.0.1', () => console.log(`ladder rung ${rung} on http://127.0.0.1:${portText}`));
 process.on('SIGTERM', () => server.close(() => process.exit(0)));
 process.on('SIGINT', () => server.close(() => process.exit(0)));

@@ -2,31 +2,52 @@ import { isDeepStrictEqual } from 'node:util';
 import path from 'node:path';
 import { gatewayNodeArgs, levelsFromTen, log, only, resultsDir, root, settings, warnings } from './config.js';
 import { drive, cell } from './matrix.js';
-import { operations, type Variant } from './operations.js';
+import { type Operation, operations, type Variant } from './operations.js';
 import { BackendCpu, freePort, memoryMb, type ServerProcess, startServer } from './processes.js';
 import type { LadderResult, LadderRung } from './report.js';
 import { send, startGateway, startPostGraphile } from './servers.js';
 
 /**
- * The ladder pass: the four reads the gateway is judged by, answered by less and less machinery
- * (bench/ladder/server.ts), by the gateway with field-by-field execution only, with its plans on
- * Prisma's statements, as built, and by PostGraphile, side by side at c = 10 and 50. Every rung's answer to the same
- * request is checked equal to the gateway's before it is measured; a rung that differs is said so.
+ * The ladder pass: the four reads the gateway is judged by, and two writes, answered by less and less
+ * machinery (bench/ladder/server.ts), by the gateway with field-by-field execution only, with its plans
+ * on Prisma's statements (reads), as built, and by PostGraphile, side by side at c = 10 and 50. Every
+ * rung's answer to the same request is checked equal to the gateway's before it is measured; a rung
+ * that differs is said so.
  */
 
-export const ladderRungs: Array<{ rung: LadderRung; label: string; what: string }> = [
-  { rung: 'postgraphile', label: 'PostGraphile 5', what: 'the peer, as in the load pass' },
-  { rung: 'sql', label: 'one SQL statement', what: 'one statement building the answer\'s JSON in PostgreSQL, pg on node:http' },
-  { rung: 'prisma-join', label: 'Prisma (join)', what: 'the project\'s Prisma client, relations by JOIN, rows shaped like the answer, node:http' },
-  { rung: 'prisma-query', label: 'Prisma (query)', what: 'the same, relations by a query each' },
-  { rung: 'bare-yoga', label: 'schema in bare yoga', what: 'the project\'s schema in a plain createYoga, no plugin of the project\'s' },
-  { rung: 'field-by-field', label: 'gateway, field by field', what: 'the gateway as built with GRAPHQL_QUERY_PLANS=false' },
-  { rung: 'prisma-plans', label: 'gateway, Prisma\'s SQL', what: 'the gateway with its query plans reading through Prisma\'s statements (GRAPHQL_PLAN_STATEMENTS=false)' },
-  { rung: 'gateway', label: 'gateway as built', what: 'the gateway with its defaults (query plans on, lists read by its own statements)' },
+export const ladderRungs: LadderResult['rungs'] = [
+  { rung: 'postgraphile', label: 'PostGraphile 5', what: 'the peer, as in the load pass', answers: 'both' },
+  {
+    rung: 'sql',
+    label: 'one SQL statement',
+    what: 'one statement building the answer\'s JSON in PostgreSQL (a write: calling the gateway\'s database function), pg on node:http',
+    answers: 'both',
+  },
+  { rung: 'prisma-join', label: 'Prisma (join)', what: 'the project\'s Prisma client, relations by JOIN, rows shaped like the answer, node:http', answers: 'reads' },
+  { rung: 'prisma-query', label: 'Prisma (query)', what: 'the same, relations by a query each', answers: 'reads' },
+  {
+    rung: 'domain',
+    label: 'domain function',
+    what: 'the project\'s domain function of the write (its rules, its one statement on the project\'s pool), answer shaped by hand, node:http',
+    answers: 'writes',
+  },
+  { rung: 'bare-yoga', label: 'schema in bare yoga', what: 'the project\'s schema in a plain createYoga, no plugin of the project\'s', answers: 'both' },
+  { rung: 'field-by-field', label: 'gateway, field by field', what: 'the gateway as built with GRAPHQL_QUERY_PLANS=false', answers: 'both' },
+  {
+    rung: 'prisma-plans',
+    label: 'gateway, Prisma\'s SQL',
+    what: 'the gateway with its query plans reading through Prisma\'s statements (GRAPHQL_PLAN_STATEMENTS=false)',
+    answers: 'reads',
+  },
+  { rung: 'gateway', label: 'gateway as built', what: 'the gateway with its defaults (query plans on, lists read by its own statements)', answers: 'both' },
 ];
 
-/** The reads of the ladder: the bench operations the rungs of bench/ladder/server.ts answer. */
-const LADDER_READS = ['1', '2', '3a', '4b'];
+/** The operations of the ladder: the bench operations the rungs of bench/ladder/server.ts answer. */
+const LADDER_OPERATIONS = ['1', '2', '3a', '4b', '6', '7'];
+
+/** The rungs that answer an operation: every rung a read, those with a write of their own a write. */
+const rungsFor = (operation: Operation) =>
+  ladderRungs.filter(({ answers }) => answers === 'both' || answers === (operation.gateway.write ? 'writes' : 'reads'));
 
 async function startRung(rung: LadderRung, url: string): Promise<ServerProcess> {
   switch (rung) {
@@ -63,20 +84,21 @@ async function answerOf(server: ServerProcess, variant: Variant, rung: LadderRun
 }
 
 export async function ladderPass(url: string, databaseName: string): Promise<LadderResult> {
-  const reads = operations.filter((operation) => LADDER_READS.includes(operation.id) && (!only || only.includes(operation.id)));
+  const selected = operations.filter((operation) => LADDER_OPERATIONS.includes(operation.id) && (!only || only.includes(operation.id)));
   const levels = levelsFromTen();
-  log(`ladder pass: ${ladderRungs.length} rungs × ${reads.length} reads at c=${levels.join(',')}`);
+  log(`ladder pass: ${ladderRungs.length} rungs × ${selected.length} operations at c=${levels.join(',')}`);
   const servers = new Map<LadderRung, ServerProcess>();
   for (const { rung } of ladderRungs) servers.set(rung, await startRung(rung, url));
   const backend = new BackendCpu(databaseName);
-  const result: LadderResult = { rungs: ladderRungs, reads: [], cells: [], peakRssMb: {} };
+  const result: LadderResult = { rungs: ladderRungs, operations: [], cells: [], peakRssMb: {} };
 
-  for (const operation of reads) {
+  for (const operation of selected) {
+    const rungs = rungsFor(operation);
     const variantOf = (rung: LadderRung) => (rung === 'postgraphile' ? operation.postgraphile! : operation.gateway);
     // The same request to every rung; each answer checked against the gateway's.
     const reference = await answerOf(servers.get('gateway')!, operation.gateway, 'gateway', operation.gateway);
     const differs: string[] = [];
-    for (const { rung } of ladderRungs) {
+    for (const { rung } of rungs) {
       if (rung === 'gateway') continue;
       const answer = await answerOf(servers.get(rung)!, variantOf(rung), rung, operation.gateway);
       const same =
@@ -88,17 +110,17 @@ export async function ladderPass(url: string, databaseName: string): Promise<Lad
       if (!same) differs.push(`${rung}${answer.problem ? ` (${answer.problem})` : ''}`);
     }
     if (reference.problem) differs.push(`gateway (${reference.problem})`);
-    if (differs.length) warnings.push(`ladder, read ${operation.id}: answers differ from the gateway's at ${differs.join(', ')}`);
-    result.reads.push({ id: operation.id, title: operation.title, differs });
+    if (differs.length) warnings.push(`ladder, ${operation.id}: answers differ from the gateway's at ${differs.join(', ')}`);
+    result.operations.push({ id: operation.id, title: operation.title, write: operation.gateway.write, differs });
     log(`ladder ${operation.id}: ${differs.length ? `answers differ: ${differs.join(', ')}` : 'every rung answers the same'}`);
 
-    for (const { rung } of ladderRungs) {
+    for (const { rung } of rungs) {
       await drive(servers.get(rung)!, variantOf(rung), levels[0]!, settings.warmupS);
     }
     for (const c of levels) {
-      for (const { rung } of ladderRungs) {
+      for (const { rung } of rungs) {
         const measured = await cell(servers.get(rung)!, variantOf(rung), c, backend);
-        result.cells.push({ ...measured, read: operation.id, rung });
+        result.cells.push({ ...measured, operation: operation.id, rung });
         log(
           `ladder ${operation.id.padEnd(3)} ${rung.padEnd(15)} c=${String(c).padEnd(3)} ${measured.requestsPerSecond.toFixed(0).padStart(6)} req/s  ` +
             `p99 ${measured.latencyMs.p99} ms  cpu ${measured.serverCpuMsPerRequest?.toFixed(2)} ms/req  pg ${measured.postgresCpuMsPerRequest?.toFixed(2)} ms/req`,

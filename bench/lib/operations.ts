@@ -251,9 +251,11 @@ const renamePostGraphile = /* GraphQL */ `
   mutation BenchRename($id: BigInt!, $name: String!) {
     updatePetByRowId(input: { rowId: $id, petPatch: { name: $name } }) { pet { rowId name } }
   }`;
-/** A new name for one of placeOrder's pets (no read asks for them), different every time. */
+/** A new name for one of placeOrder's pets (no read asks for them), different every time; `fixed`: the same rename, to compare answers. */
 let renames = 0;
-const renameVariables = () => ({ id: String(randomOrderPetId()), name: `bench ${++renames}` });
+const renameVariables = (fixed?: boolean) =>
+  fixed ? { id: String(dataSet.readPets + 1), name: 'bench rename' } : { id: String(randomOrderPetId()), name: `bench ${++renames}` };
+const renamedRow = (pet: Json) => [str(pet.id ?? pet.rowId), pet.name];
 
 const stockGateway = /* GraphQL */ `
   mutation BenchStock($petId: ID!, $quantity: Int!) {
@@ -263,8 +265,10 @@ const stockPostGraphile = /* GraphQL */ `
   mutation BenchStock($petId: BigInt!, $quantity: Int!) {
     updateInventoryItemByPetId(input: { petId: $petId, inventoryItemPatch: { quantity: $quantity } }) { inventoryItem { petId quantity status } }
   }`;
-/** A stock count for one of placeOrder's pets, never below what its orders leave. */
-const stockVariables = () => ({ petId: String(randomOrderPetId()), quantity: randomInt(100_000, 200_000) });
+/** A stock count for one of placeOrder's pets, never below what its orders leave; `fixed`: the same count, to compare answers. */
+const stockVariables = (fixed?: boolean) =>
+  fixed ? { petId: String(dataSet.readPets + 1), quantity: 150_000 } : { petId: String(randomOrderPetId()), quantity: randomInt(100_000, 200_000) };
+const stockRow = (entry: Json) => [str(entry.petId), entry.quantity, lower(entry.status)];
 /** A count no stock can have: refused by both servers, nothing written. */
 const refusedStockVariables = () => ({ petId: String(randomOrderPetId()), quantity: -1 });
 
@@ -760,6 +764,7 @@ const baseOperations: Operation[] = [
       randomized: true,
       query: renameGateway,
       variables: renameVariables,
+      normalize: (body) => renamedRow(obj(data(body).updatePet)),
     },
     postgraphile: {
       key: 'postgraphile:rename',
@@ -770,6 +775,7 @@ const baseOperations: Operation[] = [
       randomized: true,
       query: renamePostGraphile,
       variables: renameVariables,
+      normalize: (body) => renamedRow(obj(obj(data(body).updatePetByRowId).pet)),
     },
     note:
       'PostGraphile column: its generated updatePetByRowId, one UPDATE; the gateway’s updatePet also locks the pet ' +
@@ -788,6 +794,7 @@ const baseOperations: Operation[] = [
       randomized: true,
       query: stockGateway,
       variables: stockVariables,
+      normalize: (body) => stockRow(obj(data(body).updateInventory)),
     },
     postgraphile: {
       key: 'postgraphile:stock',
@@ -798,6 +805,7 @@ const baseOperations: Operation[] = [
       randomized: true,
       query: stockPostGraphile,
       variables: stockVariables,
+      normalize: (body) => stockRow(obj(obj(data(body).updateInventoryItemByPetId).inventoryItem)),
     },
     note:
       'PostGraphile column: its generated updateInventoryItemByPetId, one UPDATE of the count; the gateway’s ' +

@@ -56,14 +56,24 @@ export interface OperationResult {
   sameDataDetail?: string;
 }
 
-export type LadderRung = 'postgraphile' | 'sql' | 'prisma-join' | 'prisma-query' | 'bare-yoga' | 'field-by-field' | 'prisma-plans' | 'gateway';
+export type LadderRung =
+  | 'postgraphile'
+  | 'sql'
+  | 'prisma-join'
+  | 'prisma-query'
+  | 'domain'
+  | 'bare-yoga'
+  | 'field-by-field'
+  | 'prisma-plans'
+  | 'gateway';
 
-/** The ladder pass (bench/lib/ladder.ts): the same reads answered by less and less machinery. */
+/** The ladder pass (bench/lib/ladder.ts): the same reads and writes answered by less and less machinery. */
 export interface LadderResult {
-  rungs: Array<{ rung: LadderRung; label: string; what: string }>;
-  /** Each read, and the rungs whose answer differed from the gateway's (none: all the same). */
-  reads: Array<{ id: string; title: string; differs: string[] }>;
-  cells: Array<CellResult & { read: string; rung: LadderRung }>;
+  /** Each rung, and which operations it answers. */
+  rungs: Array<{ rung: LadderRung; label: string; what: string; answers: 'reads' | 'writes' | 'both' }>;
+  /** Each operation, and the rungs whose answer differed from the gateway's (none: all the same). */
+  operations: Array<{ id: string; title: string; write: boolean; differs: string[] }>;
+  cells: Array<CellResult & { operation: string; rung: LadderRung }>;
   peakRssMb: Partial<Record<LadderRung, number | null>>;
 }
 
@@ -540,28 +550,34 @@ function renderWorkPerRequest(results: BenchResults): string[] {
 }
 
 /**
- * The ladder: req/s of every rung per read and concurrency, then where the time goes (server and
- * PostgreSQL CPU ms per request), the gateway against PostGraphile and Prisma alone, and the share
- * of the request the GraphQL layer costs: what the gateway's process spends beyond Prisma alone's,
+ * The ladder: req/s of every rung per operation and concurrency, then where the time goes (server
+ * and PostgreSQL CPU ms per request), the gateway against PostGraphile and against the project's own
+ * code without GraphQL (the best Prisma rung for a read, the domain function for a write), and the
+ * share of the request the GraphQL layer costs: what the gateway's process spends beyond that code's,
  * over the whole request (the gateway's process and PostgreSQL's).
  */
 export function renderLadder(ladder: LadderResult): string[] {
   const lines: string[] = [];
   const levels = [...new Set(ladder.cells.map((c) => c.concurrency))];
-  const at = (read: string, rung: LadderRung, c: number) => ladder.cells.find((x) => x.read === read && x.rung === rung && x.concurrency === c);
-  lines.push('## The ladder: the same reads by less and less machinery');
+  const at = (id: string, rung: LadderRung, c: number) => ladder.cells.find((x) => x.operation === id && x.rung === rung && x.concurrency === c);
+  /** The project's own code answering without GraphQL: the faster Prisma rung for a read, the domain function for a write. */
+  const below = (operation: LadderResult['operations'][number], c: number) =>
+    (operation.write ? (['domain'] as const) : (['prisma-join', 'prisma-query'] as const))
+      .map((rung) => at(operation.id, rung, c))
+      .filter((cell) => cell !== undefined)
+      .sort((a, b) => b.requestsPerSecond - a.requestsPerSecond)[0];
+  lines.push('## The ladder: the same reads and writes by less and less machinery');
   lines.push('');
-  for (const { label, what } of ladder.rungs) lines.push(`- **${label}**: ${what}.`);
+  for (const { label, what, answers } of ladder.rungs) lines.push(`- **${label}**${answers === 'both' ? '' : ` (${answers})`}: ${what}.`);
   lines.push('');
-  lines.push(`| # | read | c | ${ladder.rungs.map((r) => r.label).join(' | ')} | gateway ÷ PostGraphile | gateway ÷ best Prisma |`);
+  lines.push(`| # | operation | c | ${ladder.rungs.map((r) => r.label).join(' | ')} | gateway ÷ PostGraphile | gateway ÷ without GraphQL |`);
   lines.push(`|---|---|--:|${ladder.rungs.map(() => '--:|').join('')}--:|--:|`);
-  for (const read of ladder.reads) {
+  for (const operation of ladder.operations) {
     for (const c of levels) {
-      const rate = (rung: LadderRung) => at(read.id, rung, c)?.requestsPerSecond;
-      const prisma = Math.max(rate('prisma-join') ?? 0, rate('prisma-query') ?? 0);
+      const rate = (rung: LadderRung) => at(operation.id, rung, c)?.requestsPerSecond;
       lines.push(
-        `| ${read.id} | ${read.title} | ${c} | ${ladder.rungs.map(({ rung }) => fmt(rate(rung))).join(' | ')} | ` +
-          `${ratio(rate('gateway'), rate('postgraphile'))} | ${ratio(rate('gateway'), prisma)} |`,
+        `| ${operation.id} | ${operation.title} | ${c} | ${ladder.rungs.map(({ rung }) => fmt(rate(rung))).join(' | ')} | ` +
+          `${ratio(rate('gateway'), rate('postgraphile'))} | ${ratio(rate('gateway'), below(operation, c)?.requestsPerSecond)} |`,
       );
     }
   }
@@ -570,31 +586,38 @@ export function renderLadder(ladder: LadderResult): string[] {
   lines.push('');
   lines.push(`| # | c | ${ladder.rungs.map((r) => r.label).join(' | ')} | GraphQL layer's share |`);
   lines.push(`|---|--:|${ladder.rungs.map(() => '--:|').join('')}--:|`);
-  for (const read of ladder.reads) {
+  for (const operation of ladder.operations) {
     for (const c of levels) {
       const shown = ladder.rungs.map(({ rung }) => {
-        const x = at(read.id, rung, c);
+        const x = at(operation.id, rung, c);
         return x ? `${fmt(x.serverCpuMsPerRequest, 2)} / ${fmt(x.postgresCpuMsPerRequest, 2)}, p99 ${fmt(x.latencyMs.p99)} ms` : '–';
       });
-      const gateway = at(read.id, 'gateway', c);
-      const prismaCpu = Math.min(
-        ...(['prisma-join', 'prisma-query'] as const).map((rung) => at(read.id, rung, c)?.serverCpuMsPerRequest ?? Number.POSITIVE_INFINITY),
+      const gateway = at(operation.id, 'gateway', c);
+      const baseCpu = Math.min(
+        ...(operation.write ? (['domain'] as const) : (['prisma-join', 'prisma-query'] as const)).map(
+          (rung) => at(operation.id, rung, c)?.serverCpuMsPerRequest ?? Number.POSITIVE_INFINITY,
+        ),
       );
       const share =
-        gateway?.serverCpuMsPerRequest != null && gateway.postgresCpuMsPerRequest != null && Number.isFinite(prismaCpu)
-          ? `${fmt((100 * Math.max(0, gateway.serverCpuMsPerRequest - prismaCpu)) / (gateway.serverCpuMsPerRequest + gateway.postgresCpuMsPerRequest))}%`
+        gateway?.serverCpuMsPerRequest != null && gateway.postgresCpuMsPerRequest != null && Number.isFinite(baseCpu)
+          ? `${fmt((100 * Math.max(0, gateway.serverCpuMsPerRequest - baseCpu)) / (gateway.serverCpuMsPerRequest + gateway.postgresCpuMsPerRequest))}%`
           : '–';
-      lines.push(`| ${read.id} | ${c} | ${shown.join(' | ')} | ${share} |`);
+      lines.push(`| ${operation.id} | ${c} | ${shown.join(' | ')} | ${share} |`);
     }
   }
   lines.push('');
-  const differing = ladder.reads.filter((read) => read.differs.length);
+  const differing = ladder.operations.filter((operation) => operation.differs.length);
   lines.push(
     differing.length
-      ? `Answers NOT the same: ${differing.map((read) => `${read.id} at ${read.differs.join(', ')}`).join('; ')}.`
-      : `Every rung answered each read with the gateway's data (checked once per read, same arguments; PostGraphile through the bench's normalisation).`,
+      ? `Answers NOT the same: ${differing.map((operation) => `${operation.id} at ${operation.differs.join(', ')}`).join('; ')}.`
+      : `Every rung answered each operation with the gateway's data (checked once per operation, same arguments; PostGraphile through the bench's normalisation).`,
   );
-  lines.push(`Peak RSS: ${ladder.rungs.map(({ rung, label }) => `${label} ${fmt(ladder.peakRssMb[rung])} MB`).join(', ')}.`);
+  lines.push(
+    `Peak RSS: ${ladder.rungs
+      .filter(({ rung }) => ladder.peakRssMb[rung] !== undefined)
+      .map(({ rung, label }) => `${label} ${fmt(ladder.peakRssMb[rung])} MB`)
+      .join(', ')}.`,
+  );
   lines.push('');
   return lines;
 }
