@@ -1,6 +1,6 @@
 import { COUNT_LIMIT } from '../../src/pothos-plugins/paging.js';
 import { operations } from './operations.js';
-import type { BenchResults, CellResult } from './report.js';
+import type { BenchResults, CellResult } from './results.js';
 
 /**
  * The targets the gateway is held to, each checked on the run's own figures, side by side: met, not
