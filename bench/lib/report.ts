@@ -331,12 +331,13 @@ export function renderLadder(ladder: LadderResult): string[] {
   const lines: string[] = [];
   const levels = [...new Set(ladder.cells.map((c) => c.concurrency))];
   const at = (id: string, rung: LadderRung, c: number) => ladder.cells.find((x) => x.operation === id && x.rung === rung && x.concurrency === c);
-  /** The project's own code answering without GraphQL: the faster Prisma rung for a read, the domain function for a write. */
-  const below = (operation: LadderResult['operations'][number], c: number) =>
+  /** The cells of the project's own code answering without GraphQL: the Prisma rungs for a read, the domain function for a write. */
+  const withoutGraphQL = (operation: LadderResult['operations'][number], c: number) =>
     (operation.write ? (['domain'] as const) : (['prisma-join', 'prisma-query'] as const))
       .map((rung) => at(operation.id, rung, c))
-      .filter((cell) => cell !== undefined)
-      .sort((a, b) => b.requestsPerSecond - a.requestsPerSecond)[0];
+      .filter((cell) => cell !== undefined);
+  const below = (operation: LadderResult['operations'][number], c: number) =>
+    withoutGraphQL(operation, c).sort((a, b) => b.requestsPerSecond - a.requestsPerSecond)[0];
   lines.push('## The ladder: the same reads and writes by less and less machinery');
   lines.push('');
   for (const { label, what, answers } of ladder.rungs) lines.push(`- **${label}**${answers === 'both' ? '' : ` (${answers})`}: ${what}.`);
@@ -364,11 +365,7 @@ export function renderLadder(ladder: LadderResult): string[] {
         return x ? `${fmt(x.serverCpuMsPerRequest, 2)} / ${fmt(x.postgresCpuMsPerRequest, 2)}, p99 ${fmt(x.latencyMs.p99)} ms` : '–';
       });
       const gateway = at(operation.id, 'gateway', c);
-      const baseCpu = Math.min(
-        ...(operation.write ? (['domain'] as const) : (['prisma-join', 'prisma-query'] as const)).map(
-          (rung) => at(operation.id, rung, c)?.serverCpuMsPerRequest ?? Number.POSITIVE_INFINITY,
-        ),
-      );
+      const baseCpu = Math.min(...withoutGraphQL(operation, c).map((cell) => cell.serverCpuMsPerRequest ?? Number.POSITIVE_INFINITY));
       const share =
         gateway?.serverCpuMsPerRequest != null && gateway.postgresCpuMsPerRequest != null && Number.isFinite(baseCpu)
           ? `${fmt((100 * Math.max(0, gateway.serverCpuMsPerRequest - baseCpu)) / (gateway.serverCpuMsPerRequest + gateway.postgresCpuMsPerRequest))}%`

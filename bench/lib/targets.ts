@@ -180,7 +180,7 @@ function scaleRows(results: BenchResults, cell: (variant: string | undefined, c:
   const pg = cell(counted?.postgraphile?.key, levels[0] ?? 10);
   return [
     [
-      `The page of 50 orders after the 10,000th costs what the first costs (≥ ${DEEP_PAGE_SHARE}× its throughput)`,
+      `${deep?.title ?? 'A deep page'} costs what the first page costs (≥ ${DEEP_PAGE_SHARE}× its throughput)`,
       measured.length ? `${measured.map(x).join(' / ')} at c = ${levels.join(' / ')}` : '–',
       verdict(measured.length ? measured.every((share) => share >= DEEP_PAGE_SHARE) : undefined),
       '',
