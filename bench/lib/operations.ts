@@ -720,7 +720,9 @@ const baseOperations: Operation[] = [
       // It counts every row; the gateway up to COUNT_LIMIT, saying AT_LEAST beyond (the same answer below it).
       normalize: (body) => [nodes(data(body).allOrders).map(orderRow), Math.min(Number(obj(data(body).allOrders).totalCount), COUNT_LIMIT)],
     },
-    note: `the gateway counts up to ${COUNT_LIMIT.toLocaleString('en-US')} rows (totalCountPrecision AT_LEAST beyond: its time is bounded by that), PostGraphile every row`,
+    note:
+      `the gateway reads the count of orders its database keeps (the list has no filter; docs/performance.md, Counts), told up to ` +
+      `${COUNT_LIMIT.toLocaleString('en-US')} (totalCountPrecision AT_LEAST beyond), PostGraphile counts every row`,
   },
   {
     id: '5',

@@ -1,4 +1,5 @@
 import type { PrismaClient } from '../database/client.js';
+import { keptCount, matchesEveryRow } from '../database/row-counts.js';
 import type { ChangeDeclaration } from '../domain/changes.js';
 import type { EventPublisher } from '../domain/events.js';
 import { COUNTED_ROWS, pageSize } from '../pothos-plugins/paging.js';
@@ -116,9 +117,11 @@ export function delegateOf(prisma: PrismaClient, model: Model) {
 }
 
 /**
- * A root list's count for its totalCount: of at most COUNTED_ROWS rows, so that it costs what
- * that many rows cost however long the list is (toldCount says what a count over the limit tells).
+ * A root list's count for its totalCount: the table's kept count when the list has no filter
+ * (src/database/row-counts.ts), else of at most COUNTED_ROWS rows, so that it costs what that many
+ * rows cost however long the list is (toldCount says what a count over the limit tells).
  */
-export function countOf(prisma: PrismaClient, model: Model, where: ListRead['where']): Promise<number> {
-  return delegateOf(prisma, model).count({ where, take: COUNTED_ROWS });
+export async function countOf(prisma: PrismaClient, model: Model, where: ListRead['where']): Promise<number> {
+  const kept = matchesEveryRow(where) ? await keptCount(prisma, model, COUNTED_ROWS) : undefined;
+  return kept ?? delegateOf(prisma, model).count({ where, take: COUNTED_ROWS });
 }

@@ -70,10 +70,14 @@ describe('connection types', () => {
     expect(nested.statements).toHaveLength(1);
   });
 
-  it('totalCount alone reads no rows: one count', async () => {
+  it('totalCount alone reads no rows: one count, of the kept counts for a list without a filter', async () => {
     const { answer, statements } = await run('{ pets { totalCount } inventory { totalCount } }');
     expect(answer).toEqual({ data: { pets: { totalCount: 6 }, inventory: { totalCount: 6 } } });
     expect(statements).toHaveLength(2);
-    for (const sql of statements) expect(sql).toMatch(/COUNT\(/i);
+    for (const sql of statements) expect(sql).toMatch(/FROM row_counts/);
+    const filtered = await run('{ pets(filter: { status: AVAILABLE }) { totalCount } }');
+    expect(filtered.statements).toHaveLength(1);
+    expect(filtered.statements[0]).toMatch(/COUNT\(/i);
+    expect(filtered.statements[0]).not.toMatch(/row_counts/);
   });
 });

@@ -15,7 +15,7 @@ import {
 import { createEmptyDatabase, dropDatabase } from '../support/database.js';
 import { npmRun, projectRoot, stopAll } from '../support/processes.js';
 
-const tables = ['_prisma_migrations', 'categories', 'inventory_items', 'orders', 'pets'];
+const tables = ['_prisma_migrations', 'categories', 'inventory_items', 'orders', 'pets', 'row_counts'];
 const checks = [
   'categories_name_not_blank',
   'inventory_items_quantity_not_negative',
