@@ -21,6 +21,7 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 
 const required = useTestGateway({ trustedDocuments: { mode: 'require', documents } });
 const allowed = useTestGateway({ trustedDocuments: { mode: 'allow', documents } });
+const off = useTestGateway();
 let petId: string;
 
 beforeAll(async () => {
@@ -105,6 +106,41 @@ describe('TRUSTED_DOCUMENTS=allow', () => {
     expect(answer.body.errors?.[0]?.extensions).toMatchObject({ code: 'VALIDATION_FAILED' });
     const later = await post(allowed.baseUrl, { extensions: { persistedQuery: { version: 1, sha256Hash: claimed } } });
     expect(later.body.errors?.[0]?.extensions).toMatchObject({ code: 'PERSISTED_QUERY_NOT_FOUND' });
+  });
+});
+
+describe('TRUSTED_DOCUMENTS=off', () => {
+  it("answers a document named by id alone PERSISTED_QUERY_NOT_SUPPORTED, which tells APQ clients to send the text from now on", async () => {
+    const query = 'query CountPets { pets { totalCount } }';
+    const persistedQuery = { version: 1, sha256Hash: sha256(query) };
+    for (const body of [{ extensions: { persistedQuery } }, { documentId: `sha256:${persistedQuery.sha256Hash}` }]) {
+      const answer = await post(off.baseUrl, body);
+      expect(answer.status).toBe(400);
+      expect(answer.body.errors?.[0]?.extensions).toMatchObject({ code: 'PERSISTED_QUERY_NOT_SUPPORTED', status: 400 });
+      expect(answer.body.errors?.[0]?.message).toMatch(/^PersistedQueryNotSupported/);
+    }
+    // As Apollo's link sends a hashed query by GET.
+    const url = new URL('/graphql', off.baseUrl);
+    url.searchParams.set('extensions', JSON.stringify({ persistedQuery }));
+    const byGet = await fetch(url, { headers: { accept: 'application/graphql-response+json' } });
+    expect(byGet.status).toBe(400);
+    expect(((await byGet.json()) as GraphQLAnswer).errors?.[0]?.extensions).toMatchObject({ code: 'PERSISTED_QUERY_NOT_SUPPORTED' });
+    // The text, with or without its hash, runs; so does a request that carries neither (VALIDATION_FAILED, as before).
+    expect((await post(off.baseUrl, { query, extensions: { persistedQuery } })).body).toEqual({ data: { pets: { totalCount: 0 } } });
+    expect((await post(off.baseUrl, { query })).body).toEqual({ data: { pets: { totalCount: 0 } } });
+    expect((await post(off.baseUrl, { variables: {} })).body.errors?.[0]?.extensions).toMatchObject({ code: 'VALIDATION_FAILED' });
+  });
+
+  it('says the same over WebSocket', async () => {
+    const socket = await connectWebSocket(`${off.baseUrl}/graphql`);
+    try {
+      const byHash = socket.subscribe('', undefined, { persistedQuery: { version: 1, sha256Hash: sha256('{ pets { totalCount } }') } });
+      const ending = await byHash.ended;
+      expect(ending).toMatchObject({ kind: 'error' });
+      expect(JSON.stringify(ending)).toContain('PERSISTED_QUERY_NOT_SUPPORTED');
+    } finally {
+      await socket.dispose();
+    }
   });
 });
 

@@ -178,7 +178,7 @@ export async function subscribeSse<T = Record<string, unknown>>(
 export interface WebSocketConnection {
   /** The close code and reason the socket ended with, once it has. */
   closed: Promise<{ code: number; reason: string }>;
-  subscribe<T = Record<string, unknown>>(query: string, variables?: Record<string, unknown>): TestSubscription<T>;
+  subscribe<T = Record<string, unknown>>(query: string, variables?: Record<string, unknown>, extensions?: Record<string, unknown>): TestSubscription<T>;
   dispose(): Promise<void>;
 }
 
@@ -231,10 +231,10 @@ export async function connectWebSocket(
   await ready;
   return {
     closed,
-    subscribe<T>(query: string, variables?: Record<string, unknown>) {
+    subscribe<T>(query: string, variables?: Record<string, unknown>, extensions?: Record<string, unknown>) {
       const queue = resultQueue<T>();
       const unsubscribe = client.subscribe<T>(
-        { query, variables },
+        { query, variables, ...(extensions ? { extensions } : {}) },
         {
           next: (result) => queue.push(result as ExecutionResult<T>),
           error: (error) => {

@@ -50,15 +50,29 @@ const onlyTrusted = () =>
   );
 
 /**
+ * With TRUSTED_DOCUMENTS=off no document is taken by id: a request naming one without its text is told
+ * so in the code automatic persisted queries' clients (Apollo's link, urql's exchange) read as "send the
+ * text from now on", rather than that it has no query.
+ */
+const notSupported = () =>
+  new DomainError(
+    'PERSISTED_QUERY_NOT_SUPPORTED',
+    'PersistedQueryNotSupported: documents are not taken by id here (TRUSTED_DOCUMENTS=off); send the text (query).',
+  );
+
+/**
  * The text of a graphql-ws operation: a manifest document named by id (`documentId` or Apollo's
  * persistedQuery hash in its extensions, the text then left empty), else the text it carries, which
- * under `require` must be a manifest document's. A DomainError when it may not run.
+ * under `require` must be a manifest document's. A DomainError when it may not run. Without trusted
+ * documents (`settings` undefined) only text is run.
  */
 export function webSocketDocument(
-  { mode, documents }: TrustedDocumentsSettings,
+  settings: TrustedDocumentsSettings | undefined,
   payload: { query: string; extensions?: unknown; documentId?: unknown },
 ): string | DomainError {
   const id = documentIdOf({ ...payload, extensions: payload.extensions as GraphQLParams['extensions'] });
+  if (!settings) return id !== null && payload.query === '' ? notSupported() : payload.query;
+  const { mode, documents } = settings;
   if (id !== null && payload.query === '') {
     return documents.get(id) ?? new DomainError('PERSISTED_QUERY_NOT_FOUND', 'PersistedQueryNotFound: no trusted document has this id.');
   }
@@ -115,6 +129,16 @@ export function useTrustedDocuments({
           },
         }),
       );
+    },
+  };
+}
+
+/** TRUSTED_DOCUMENTS=off: a request that names a document by id and carries no text is PERSISTED_QUERY_NOT_SUPPORTED. */
+export function usePersistedQueriesUnsupported(): Plugin {
+  return {
+    onParams({ params }) {
+      if (typeof params.query === 'string' && params.query !== '') return;
+      if (documentIdOf(params as Params) !== null) throw toGraphQLError(notSupported());
     },
   };
 }

@@ -35,7 +35,7 @@ import type { QueryPlans } from '../query-plans/plans.js';
 import { useQueryPlans } from '../query-plans/use-query-plans.js';
 import { useRoundedIdRefusal } from '../plugins/use-rounded-id-refusal.js';
 import { useSubscriptionTokenExpiry } from '../plugins/use-subscription-token-expiry.js';
-import { type TrustedDocumentsOptions, useTrustedDocuments } from '../plugins/use-trusted-documents.js';
+import { type TrustedDocumentsOptions, usePersistedQueriesUnsupported, useTrustedDocuments } from '../plugins/use-trusted-documents.js';
 import { useDemandControl } from '../plugins/use-demand-control.js';
 import { createValidationCache } from '../plugins/use-validation-cache.js';
 import { refusal } from '../refusal.js';
@@ -151,7 +151,9 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
       // After useErrorMasking: the spans carry the codes it gives errors.
       ...(settings.tracing.enabled ? [useOperationSpans({ resolvers: settings.tracing.resolverSpans })] : []),
       useRequestChecks({ maxBatch: settings.limits.maxBatch }),
-      ...(options.trustedDocuments ? [useTrustedDocuments({ ...options.trustedDocuments, caches: options.metrics.caches })] : []),
+      options.trustedDocuments
+        ? useTrustedDocuments({ ...options.trustedDocuments, caches: options.metrics.caches })
+        : usePersistedQueriesUnsupported(),
       // @defer and @stream, answered incrementally over multipart/mixed and SSE.
       validation.firstOnly(useIncrementalDelivery()),
       validation.firstOnly(useQueryLimits(settings.limits, settings.introspection)),

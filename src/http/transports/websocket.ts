@@ -94,7 +94,7 @@ export function serveGraphQLOverWebSocket(
     // Each operation counts as one HTTP request would, against the same limit.
     const overLimit = await refuseOverLimit?.(principal, ctx.extra.request);
     if (overLimit) return [toGraphQLError(overLimit)];
-    const query = trustedDocuments ? webSocketDocument(trustedDocuments, params) : params.query;
+    const query = webSocketDocument(trustedDocuments, params);
     if (query instanceof DomainError) return [toGraphQLError(query)];
     const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
       ...ctx,
