@@ -178,6 +178,7 @@ describe('npm start with DATABASE_URL', () => {
       'inventory_items',
       'orders',
       'pets',
+      'row_counts',
     ]);
 
     const answer = await postGraphQL<GraphQLAnswer<PetsAnswer>>(migrating.baseUrl, { query: petsQuery });
