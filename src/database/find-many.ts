@@ -485,7 +485,8 @@ export function findManyStatement(models: Models, modelName: string, args: FindM
 
 /**
  * How many rows of `model` match `where`, up to `limit`, as a subquery of its own (its own alias and
- * parameters). Every row of a table whose count is kept (row-counts.ts): that count. Counting through LIMIT bounds the time a count takes on a large table, but its
+ * parameters). With no condition, on a table whose count is kept (row-counts.ts), it is that count,
+ * read from a few rows. Counting through LIMIT bounds the time a count takes on a large table, but its
  * step costs about a third more per row than count(*) alone. Where the table's statistics
  * (pg_class.reltuples) say it cannot reach the limit before they are taken again, every row is
  * counted without that step: autovacuum analyses a table once 50 rows and a tenth of it have
