@@ -1,7 +1,7 @@
 import { getDatamodel } from '../generated/pothos-prisma-types.js';
 import * as enums from '../generated/prisma/enums.js';
 import { directAccessOf, type PrismaClient, runOnPool } from './client.js';
-import { keptCountExpression } from './row-counts.js';
+import { keptCountExpression, matchesEveryRow } from './row-counts.js';
 
 /**
  * A Prisma `findMany` read with one SQL statement of the gateway's own,
@@ -485,8 +485,8 @@ export function findManyStatement(models: Models, modelName: string, args: FindM
 
 /**
  * How many rows of `model` match `where`, up to `limit`, as a subquery of its own (its own alias and
- * parameters). With no condition, on a table whose count is kept (row-counts.ts), it is that count,
- * read from a few rows. Counting through LIMIT bounds the time a count takes on a large table, but its
+ * parameters). With no condition (matchesEveryRow, as countOf decides it for Prisma's path), on a
+ * table whose count is kept (row-counts.ts), it is that count, read from a few rows. Counting through LIMIT bounds the time a count takes on a large table, but its
  * step costs about a third more per row than count(*) alone. Where the table's statistics
  * (pg_class.reltuples) say it cannot reach the limit before they are taken again, every row is
  * counted without that step: autovacuum analyses a table once 50 rows and a tenth of it have
@@ -495,11 +495,11 @@ export function findManyStatement(models: Models, modelName: string, args: FindM
  * analysed (reltuples -1) is counted through LIMIT.
  */
 function totalOf(builder: Builder, modelName: string, model: Model, where: Row | undefined, limit: number): string {
+  if (!Number.isSafeInteger(limit) || limit < 1) unsupported('a count limit');
+  const kept = matchesEveryRow(where) ? keptCountExpression(modelName, limit) : undefined;
+  if (kept !== undefined) return kept;
   const alias = builder.alias();
   const conditions = conditionsOf(builder, model, alias, where);
-  if (!Number.isSafeInteger(limit) || limit < 1) unsupported('a count limit');
-  const kept = conditions.length === 0 ? keptCountExpression(modelName, limit) : undefined;
-  if (kept !== undefined) return kept;
   const rows = `FROM ${model.table} AS ${alias}${conditions.length ? ` WHERE ${conditions.join(' AND ')}` : ''}`;
   const small = `(SELECT reltuples >= 0 AND reltuples * 1.1 + 50 < ${limit} FROM pg_class WHERE oid = '${model.table.replaceAll("'", "''")}'::regclass)`;
   return `(CASE WHEN ${small} THEN (SELECT count(*) ${rows}) ELSE (SELECT count(*) FROM (SELECT 1 ${rows} LIMIT ${limit}) AS ${builder.alias()}) END)`;
