@@ -11,9 +11,11 @@ import { useTestGateway } from '../support/gateway.js';
 const gateway = useTestGateway();
 // With the response cache on: an incremental answer is never cached, and is whole every time.
 const cached = useTestGateway({ responseCache: { ttlMs: 60_000, maxEntries: 100, maxBytes: 10_000_000, keyPrefix: 'defer-test:' } });
+// A budget that does not refill while the file runs: what each answer spent is what its budgetLeft lost.
+const budgeted = useTestGateway({ limits: { costBudget: { capacity: 100_000, refillPerSecond: 0.001, onRedisFailure: 'local' } } });
 
 beforeAll(async () => {
-  for (const { prisma } of [gateway, cached]) {
+  for (const { prisma } of [gateway, cached, budgeted]) {
     const category = await prisma.category.create({ data: { name: 'Deferred' } });
     for (let p = 0; p < 20; p++) {
       const pet = await prisma.pet.create({ data: { name: `Pet ${p}`, categoryId: category.id } });
@@ -22,11 +24,13 @@ beforeAll(async () => {
   }
 });
 
+type Cost = { estimated: number; actual: number; budgetLeft: number };
 type Payload = {
   data?: Record<string, unknown>;
   incremental?: Array<{ data?: Record<string, unknown>; items?: unknown[]; path: Array<string | number> }>;
   hasNext?: boolean;
   errors?: unknown[];
+  extensions?: { cost?: Cost };
 };
 
 /** The JSON parts of a multipart/mixed answer, in order. */
@@ -95,5 +99,39 @@ describe('@defer', () => {
     const streamed = next.slice(1).flatMap((payload) => payload.incremental ?? []).flatMap((part) => part.items ?? []);
     expect(streamed).toEqual([{ name: 'Pet 1' }, { name: 'Pet 2' }]);
     expect(events.at(-1)!.event).toBe('complete');
+  });
+});
+
+describe('what an incremental answer costs', () => {
+  /** The cost the same selection has answered whole (application/json). */
+  async function wholeCost(query: string): Promise<Cost> {
+    const response = await fetch(`${budgeted.baseUrl}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ query }),
+    });
+    const body = (await response.json()) as { errors?: unknown; extensions: { cost: Cost } };
+    expect(body.errors).toBeUndefined();
+    return body.extensions.cost;
+  }
+
+  it.each([
+    // 50 asked, 20 there: the actual cost is below the estimate.
+    ['@defer', '{ pets(first: 50) { nodes { name category { name } inventory { quantity } } } }', pets(50)],
+    ['@stream', '{ pets(first: 50) { nodes { name } } }', '{ pets(first: 50) { nodes @stream(initialCount: 1) { name } } }'],
+  ])('%s: the last part says the actual cost of all the parts, and that is what the budget spent', async (_directive, whole, incremental) => {
+    const asWhole = await wholeCost(whole);
+    const { payloads } = await multipart(incremental, budgeted.baseUrl);
+    expect(payloads.length).toBeGreaterThan(1);
+    expect(payloads.at(-1)!.hasNext).toBe(false);
+    // Only the last part knows it: the parts before it carry no cost.
+    expect(payloads.slice(0, -1).map((payload) => payload.extensions?.cost)).toEqual(payloads.slice(0, -1).map(() => undefined));
+    const cost = payloads.at(-1)!.extensions!.cost!;
+    expect(cost.estimated).toBe(asWhole.estimated);
+    expect(cost.actual).toBe(asWhole.actual);
+    expect(cost.actual).toBeLessThan(cost.estimated);
+    // Spent: the actual cost, not the estimate (the budget refills by a thousandth of a point a second).
+    expect(cost.budgetLeft).toBeCloseTo(asWhole.budgetLeft - cost.actual, 0);
+    expect((await wholeCost(whole)).budgetLeft).toBeCloseTo(cost.budgetLeft - asWhole.actual, 0);
   });
 });

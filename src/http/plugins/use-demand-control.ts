@@ -3,6 +3,7 @@ import { type ExecutionResult, GraphQLError } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import { DomainError } from '../../errors.js';
 import type { Admission, DemandControl } from '../demand/control.js';
+import { type AnswerPart, IncrementalAnswer } from '../demand/incremental-answer.js';
 import type { RequestContext } from '../types.js';
 
 type Variables = Readonly<Record<string, unknown>>;
@@ -14,8 +15,9 @@ const refused = (error: DomainError) => [new GraphQLError(error.message, { origi
  * Demand control, whichever engine executes the operation: once the document is valid and its variables known, its estimated cost must be within MAX_COST
  * and the client's budget must hold it (it is reserved); once it has run, the actual cost of what
  * it returned is spent and the answer carries `extensions.cost`. A subscription spends its
- * estimate when it subscribes, not per event; an incremental (`@defer`/`@stream`) answer spends
- * its estimate.
+ * estimate when it subscribes, not per event; an incremental (`@defer`/`@stream`) answer spends the
+ * actual cost of all its parts, told in its last part's `extensions.cost` (a stream the client
+ * leaves before its end keeps its estimate spent).
  */
 export function useDemandControl(demand: DemandControl): Plugin<object, RequestContext> {
   return {
@@ -30,12 +32,23 @@ export function useDemandControl(demand: DemandControl): Plugin<object, RequestC
       };
       const settling = (admission: Admission) => ({
         onExecuteDone({ result, setResult }: { result: unknown; setResult: (result: never) => void }) {
-          if (isAsyncIterable(result)) return;
-          const executed = result as ExecutionResult;
-          const actual = demand.analysis.actual(args.document, args.operationName, variables, executed.data);
-          return mapMaybePromise(demand.settle(admission, actual), (cost) => {
-            setResult({ ...executed, extensions: { ...executed.extensions, cost } } as never);
-          });
+          const settle = (executed: ExecutionResult, data: ExecutionResult['data'], replace: (result: never) => void) => {
+            const actual = demand.analysis.actual(args.document, args.operationName, variables, data);
+            return mapMaybePromise(demand.settle(admission, actual), (cost) => {
+              replace({ ...executed, extensions: { ...executed.extensions, cost } } as never);
+            });
+          };
+          if (!isAsyncIterable(result)) return settle(result as ExecutionResult, (result as ExecutionResult).data, setResult);
+          // Parts of an incremental answer carry hasNext; a live query's runs do not, and are paid for by useLiveQueries.
+          const parts = new IncrementalAnswer();
+          return {
+            onNext({ result: part, setResult: setPart }: { result: ExecutionResult; setResult: (result: ExecutionResult) => void }) {
+              const { hasNext } = part as AnswerPart;
+              if (hasNext === undefined) return undefined;
+              parts.add(part as AnswerPart);
+              return hasNext ? undefined : settle(part, parts.data, setPart as (result: never) => void);
+            },
+          };
         },
       });
       let admitted;
