@@ -1,8 +1,9 @@
 /**
  * The rungs of the benchmark's ladder below the gateway: the same four reads (the bench's BenchPets,
- * BenchCategories, BenchPet and BenchOrders documents) and two writes (BenchRename, BenchStock), sent
- * as the gateway gets them and answered with the same JSON the gateway answers, by less and less
- * machinery:
+ * BenchCategories, BenchPet and BenchOrders documents) and every write (BenchPlaceOrder, BenchRename,
+ * BenchStock, BenchCompleteOrder, BenchCancelOrder, BenchCreatePet, BenchCreateCategory,
+ * BenchRenameCategory, BenchDeletePet, BenchDeleteCategory), sent as the gateway gets them and
+ * answered with the same JSON the gateway answers, by less and less machinery:
  *
  * - `sql`: one SQL statement per request that builds the whole answer's JSON in PostgreSQL, on plain
  *   node:http with pg (what the data costs the database, and almost nothing else); a write calls the
@@ -24,10 +25,10 @@ import { createYoga } from 'graphql-yoga';
 import pg from 'pg';
 import { formatPrismaCursor } from '@pothos/plugin-prisma';
 import { createDatabase } from '../../src/database/client.js';
-import { updatePet } from '../../src/domain/catalog.js';
+import { createCategory, createPet, deleteCategory, deletePet, updateCategory, updatePet } from '../../src/domain/catalog.js';
 import { createLookups } from '../../src/domain/lookups.js';
 import { noEvents } from '../../src/domain/events.js';
-import { updateInventory } from '../../src/domain/stock.js';
+import { cancelOrder, completeOrder, placeOrder, updateInventory } from '../../src/domain/stock.js';
 import { stockStatus } from '../../src/domain/stock-status.js';
 import { legacyPolicy } from '../../src/legacy.js';
 import { schema } from '../../src/schema/index.js';
@@ -43,6 +44,9 @@ interface Request {
 type Answer = (request: Request) => Promise<string>;
 
 const upper = (status: string | null) => (status === null ? null : status.toUpperCase());
+/** A write's input object, as the bench sends it. */
+const inputOf = (request: Request) => (request.variables?.input ?? {}) as Record<string, unknown>;
+const idOf = (request: Request) => BigInt(String(request.variables?.id));
 const cursorOf = (id: bigint) => formatPrismaCursor({ id }, 'id');
 const json = (value: unknown) => JSON.stringify({ data: value });
 
@@ -218,7 +222,40 @@ function sqlRung(): Record<string, Answer> {
     SELECT json_build_object('data', json_build_object('updateInventory', json_build_object(
       'petId', $1::bigint::text, 'quantity', $2::integer, 'status', upper(entry_status::text))))::text AS answer
     FROM set_stock($1::bigint, $2::integer, $3::"PetStatus", $4::"PetStatus", $5::"PetStatus")`;
+  const answerOf = (field: string, object: string) => `json_build_object('data', json_build_object('${field}', ${object}))::text AS answer`;
+  const placeOrder = `
+    SELECT ${answerOf('placeOrder', `json_build_object('id', order_id::text, 'petId', $1::bigint::text, 'quantity', $2::integer, 'complete', false)`)}
+    FROM place_order($1::bigint, $2::integer, NULL::timestamptz, $3::"PetStatus", $4::"PetStatus")`;
+  const closeOrder = (field: 'completeOrder' | 'cancelOrder') => `
+    SELECT ${answerOf(field, `json_build_object('id', $1::bigint::text, 'petId', pet_id::text, 'quantity', quantity, 'complete', ${field === 'completeOrder'})`)}
+    FROM close_order($1::bigint, ${field === 'cancelOrder'}, $2::"PetStatus", $3::"PetStatus", $4::"PetStatus")`;
+  const closing = [stockStatus(1, false), stockStatus(0, true), stockStatus(0, false)];
+  const createPet = `
+    INSERT INTO pets (name, category_id, updated_at) VALUES ($1, $2::bigint, now())
+    RETURNING ${answerOf('createPet', `json_build_object('id', id::text, 'name', name, 'status', upper(status::text), 'categoryId', category_id::text)`)}`;
+  const createCategory = `
+    INSERT INTO categories (name, description, updated_at) VALUES ($1, $2, now())
+    RETURNING ${answerOf('createCategory', `json_build_object('id', id::text, 'name', name, 'description', description)`)}`;
+  const renameCategory = `
+    UPDATE categories SET name = $2, updated_at = now() WHERE id = $1::bigint
+    RETURNING ${answerOf('updateCategory', `json_build_object('id', id::text, 'name', name)`)}`;
+  const deletePet = `
+    SELECT ${answerOf('deletePet', `json_build_object('id', $1::bigint::text, 'name', pet_name, 'status', upper(pet_status::text), 'categoryId', pet_category_id::text)`)}
+    FROM delete_pet($1::bigint)`;
+  const deleteCategory = `
+    SELECT ${answerOf('deleteCategory', `json_build_object('id', $1::bigint::text, 'name', category_name, 'description', category_description)`)}
+    FROM delete_category($1::bigint)`;
   return {
+    BenchPlaceOrder: (request) =>
+      one('bench_place_order', placeOrder, [String(inputOf(request).petId), Number(inputOf(request).quantity), stockStatus(1, true), stockStatus(0, true)]),
+    BenchCompleteOrder: (request) => one('bench_complete_order', closeOrder('completeOrder'), [String(idOf(request)), ...closing]),
+    BenchCancelOrder: (request) => one('bench_cancel_order', closeOrder('cancelOrder'), [String(idOf(request)), ...closing]),
+    BenchCreatePet: (request) => one('bench_create_pet', createPet, [String(inputOf(request).name), String(inputOf(request).categoryId)]),
+    BenchCreateCategory: (request) =>
+      one('bench_create_category', createCategory, [String(inputOf(request).name), (inputOf(request).description as string | undefined) ?? null]),
+    BenchRenameCategory: (request) => one('bench_rename_category', renameCategory, [String(idOf(request)), String(request.variables?.name)]),
+    BenchDeletePet: (request) => one('bench_delete_pet', deletePet, [String(idOf(request))]),
+    BenchDeleteCategory: (request) => one('bench_delete_category', deleteCategory, [String(idOf(request))]),
     BenchRename: ({ variables }) => one('bench_rename', rename, [String(variables?.id), String(variables?.name)]),
     BenchStock: ({ variables }) =>
       one('bench_stock', stock, [String(variables?.petId), Number(variables?.quantity), stockStatus(1, false), stockStatus(0, true), stockStatus(0, false)]),
@@ -228,6 +265,19 @@ function sqlRung(): Record<string, Answer> {
     BenchOrders: ({ variables }) => one('bench_orders', orders, [Number(variables?.first)]),
   };
 }
+
+const orderAnswer = (order: { id: bigint; petId: bigint; quantity: number; complete: boolean }) => ({
+  id: order.id.toString(),
+  petId: order.petId.toString(),
+  quantity: order.quantity,
+  complete: order.complete,
+});
+const petAnswer = (pet: { id: bigint; name: string; status: string | null; categoryId: bigint }) => ({
+  id: pet.id.toString(),
+  name: pet.name,
+  status: upper(pet.status),
+  categoryId: pet.categoryId.toString(),
+});
 
 /** The writes through the project's domain functions, on its pool, answered as the gateway answers them. */
 function domainRung(): Record<string, Answer> {
@@ -240,6 +290,37 @@ function domainRung(): Record<string, Answer> {
     async BenchStock({ variables }) {
       const entry = await updateInventory(prisma, noEvents, BigInt(String(variables?.petId)), { quantity: Number(variables?.quantity) });
       return json({ updateInventory: { petId: entry.petId.toString(), quantity: entry.quantity, status: upper(entry.status) } });
+    },
+    async BenchPlaceOrder(request) {
+      const input = inputOf(request);
+      const order = await placeOrder(prisma, noEvents, { petId: BigInt(String(input.petId)), quantity: Number(input.quantity) });
+      return json({ placeOrder: orderAnswer(order) });
+    },
+    async BenchCompleteOrder(request) {
+      return json({ completeOrder: orderAnswer(await completeOrder(prisma, noEvents, idOf(request))) });
+    },
+    async BenchCancelOrder(request) {
+      return json({ cancelOrder: orderAnswer(await cancelOrder(prisma, noEvents, idOf(request))) });
+    },
+    async BenchCreatePet(request) {
+      const input = inputOf(request);
+      return json({ createPet: petAnswer(await createPet(prisma, { name: String(input.name), categoryId: BigInt(String(input.categoryId)) })) });
+    },
+    async BenchCreateCategory(request) {
+      const input = inputOf(request);
+      const category = await createCategory(prisma, { name: String(input.name), description: (input.description as string | undefined) ?? null });
+      return json({ createCategory: { id: category.id.toString(), name: category.name, description: category.description } });
+    },
+    async BenchRenameCategory(request) {
+      const category = await updateCategory(prisma, idOf(request), { name: String(request.variables?.name) });
+      return json({ updateCategory: { id: category.id.toString(), name: category.name } });
+    },
+    async BenchDeletePet(request) {
+      return json({ deletePet: petAnswer(await deletePet(prisma, idOf(request))) });
+    },
+    async BenchDeleteCategory(request) {
+      const category = await deleteCategory(prisma, idOf(request));
+      return json({ deleteCategory: { id: category.id.toString(), name: category.name, description: category.description } });
     },
   };
 }
@@ -283,7 +364,12 @@ function bareYoga() {
       prisma,
       lookups,
       requestId: 'bench',
-      principal: { subject: 'bench', scopes: new Set(['orders:read', 'catalog:write', 'inventory:write']), expiresAt: undefined, client: 'bench' },
+      principal: {
+        subject: 'bench',
+        scopes: new Set(['orders:read', 'orders:write', 'catalog:write', 'inventory:write']),
+        expiresAt: undefined,
+        client: 'bench',
+      },
       events: noEvents,
       pubsub: undefined,
       legacy,

@@ -34,6 +34,12 @@ export interface Variant {
   write: boolean;
   /** Arguments change with every request (random ids); the others send the same request each time. */
   randomized?: boolean;
+  /**
+   * A write of a row of its own every request (a new row, or one a pool made for it), so that no two
+   * answers are the same, even with `fixed` arguments: the ladder compares its rungs' answers with
+   * every string masked.
+   */
+  rowOfItsOwn?: boolean;
   /** The gateway asks for a bearer token with a scope here (orders:read, orders:write); public reads go without. */
   needsToken?: boolean;
   /** Sent to the second gateway, the one started with its response cache on (RESPONSE_CACHE_TTL_MS). */
@@ -383,6 +389,7 @@ function pooledVariant(
     kind: 'graphql',
     write: true,
     randomized: true,
+    rowOfItsOwn: true,
     ...(target === 'gateway' ? { needsToken: true } : {}),
     query,
     variables: () => variables(rows.take()),
@@ -735,6 +742,7 @@ const baseOperations: Operation[] = [
       write: true,
       needsToken: true,
       randomized: true,
+      rowOfItsOwn: true,
       query: placeOrderGateway,
       variables: () => ({ input: { petId: String(randomOrderPetId()), quantity: 1 } }),
     },
@@ -858,6 +866,7 @@ const baseOperations: Operation[] = [
       write: true,
       needsToken: true,
       randomized: true,
+      rowOfItsOwn: true,
       query: createPetGateway,
       variables: () => ({ input: { name: newPetName(), categoryId: String(dataSet.categories) } }),
     },
@@ -885,6 +894,7 @@ const baseOperations: Operation[] = [
       write: true,
       needsToken: true,
       randomized: true,
+      rowOfItsOwn: true,
       query: createCategoryGateway,
       variables: () => ({ input: { name: newCategoryName(), description: 'Made by the bench' } }),
     },

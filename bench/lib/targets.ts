@@ -86,7 +86,7 @@ export function renderTargets(results: BenchResults): string[] {
     'Each target checked on this run’s figures (gateway ÷ PostGraphile in the same run; p99 ms gateway / PostGraphile). ' +
       'Held by: the side that spends more per request in the first cell below its target, from the same cells’ CPU ' +
       '(the gateway’s process against PostGraphile’s, and PostgreSQL’s for each)' +
-      (results.ladder ? '; the ladder below splits the main reads and two writes by rung.' : '.'),
+      (results.ladder ? '; the ladder below splits the main reads and every write by rung.' : '.'),
   );
   lines.push('');
   lines.push('| Target | This run | Met | Held by |');
