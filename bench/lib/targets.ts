@@ -1,6 +1,6 @@
 import { COUNT_LIMIT } from '../../src/pothos-plugins/paging.js';
 import { operations } from './operations.js';
-import type { BenchResults, CellResult } from './results.js';
+import type { BenchResults, CellResult, LadderResult, LadderRung } from './results.js';
 
 /**
  * The targets the gateway is held to, each checked on the run's own figures, side by side: met, not
@@ -42,7 +42,7 @@ export function renderTargets(results: BenchResults): string[] {
   const rows: Row[] = [];
 
   /** Gateway ÷ PostGraphile at each level, whether each is at least `least`, and what holds the ones below. */
-  const against = (gatewayKey: string, peerKey: string | undefined, least: number, title: string, extra = '', p99Too = false) => {
+  const against = (gatewayKey: string, peerKey: string | undefined, least: number, title: string, extra = '', p99Too = false, id?: string) => {
     const pairs = levels.map((c) => ({ c, gw: cell(gatewayKey, c), pg: cell(peerKey, c) }));
     const measured = pairs.filter((pair) => pair.gw && pair.pg);
     if (!measured.length) {
@@ -57,7 +57,11 @@ export function renderTargets(results: BenchResults): string[] {
       title,
       `${ratios.map(x).join(' / ')} at c = ${measured.map((pair) => pair.c).join(' / ')}; p99 ms ${p99}${extra}`,
       verdict(!below && !slower),
-      [below && heldBy(below.gw!, below.pg!, least), slower && `p99 at c = ${slower.c}: ${slower.gw!.latencyMs.p99} against ${slower.pg!.latencyMs.p99} ms`]
+      [
+        below && heldBy(below.gw!, below.pg!, least),
+        below && id && results.ladder && heldAtRung(results.ladder, id, below.c, least),
+        slower && `p99 at c = ${slower.c}: ${slower.gw!.latencyMs.p99} against ${slower.pg!.latencyMs.p99} ms`,
+      ]
         .filter(Boolean)
         .join('; '),
     ]);
@@ -65,13 +69,13 @@ export function renderTargets(results: BenchResults): string[] {
 
   for (const operation of reads) {
     if (!ran.has(operation.id)) continue;
-    against(operation.gateway.key, operation.postgraphile?.key, READ_RATIO, `${operation.id}. ${operation.title} ≥ ${READ_RATIO}×, p99 no worse`, '', true);
+    against(operation.gateway.key, operation.postgraphile?.key, READ_RATIO, `${operation.id}. ${operation.title} ≥ ${READ_RATIO}×, p99 no worse`, '', true, operation.id);
   }
   for (const operation of writes) {
     if (!ran.has(operation.id)) continue;
     const statements = (key: string | undefined) => (key ? results.variants[key]?.perRequest?.statements : undefined);
     const counted = `; statements per write ${statements(operation.gateway.key) ?? '–'} / ${statements(operation.postgraphile?.key) ?? '–'}`;
-    against(operation.gateway.key, operation.postgraphile?.key, WRITE_RATIO, `${operation.id}. ${operation.title} ≥ ${WRITE_RATIO.toFixed(1)}×`, counted);
+    against(operation.gateway.key, operation.postgraphile?.key, WRITE_RATIO, `${operation.id}. ${operation.title} ≥ ${WRITE_RATIO.toFixed(1)}×`, counted, false, operation.id);
   }
   if (entities && ran.has(entities.id)) {
     against(entities.gateway.key, entities.postgraphile?.key, ENTITIES_RATIO, `${entities.id}. ${entities.title} ≥ ${ENTITIES_RATIO.toFixed(1)}× PostGraphile’s page of 50`);
@@ -86,7 +90,9 @@ export function renderTargets(results: BenchResults): string[] {
     'Each target checked on this run’s figures (gateway ÷ PostGraphile in the same run; p99 ms gateway / PostGraphile). ' +
       'Held by: the side that spends more per request in the first cell below its target, from the same cells’ CPU ' +
       '(the gateway’s process against PostGraphile’s, and PostgreSQL’s for each)' +
-      (results.ladder ? '; the ladder below splits the main reads and every write by rung.' : '.'),
+      (results.ladder
+        ? '; and, where the ladder below answered the operation, the first rung of the gateway’s machinery (the data alone, the write’s rules, GraphQL execution, the gateway) over what the target allows, in the ladder’s own cells.'
+        : '.'),
   );
   lines.push('');
   lines.push('| Target | This run | Met | Held by |');
@@ -113,6 +119,38 @@ function heldBy(gw: CellResult, pg: CellResult, least: number): string {
     `together ${ms(gs + gd)} / ${ms(ps + pd)}, where ${least.toFixed(1)}× needs ${ms(needed)} at most`;
   if (gs + gd <= needed) return `c = ${gw.concurrency}: waiting, not work (${figures})`;
   return `c = ${gw.concurrency}: ${higher || 'both sides alike'} (${figures})`;
+}
+
+/**
+ * The machinery the gateway's answer is built of, least first: the data alone (one statement), then the
+ * write's rules (the domain function) and GraphQL execution (the schema in a bare yoga), then the
+ * gateway. A read's plan reads with statements of its own, not through graphql-js: its chain is the
+ * statement, then the gateway.
+ */
+const WRITE_CHAIN: LadderRung[] = ['sql', 'domain', 'bare-yoga', 'gateway'];
+const READ_CHAIN: LadderRung[] = ['sql', 'gateway'];
+
+/**
+ * Which rung of the ladder holds a cell below its target: in the ladder's own cells at the same
+ * concurrency, the first rung of the gateway's chain whose CPU per request (its server's and
+ * PostgreSQL's) is over what the target allows against the ladder's PostGraphile.
+ */
+function heldAtRung(ladder: LadderResult, id: string, c: number, least: number): string | undefined {
+  const at = (rung: LadderRung) => ladder.cells.find((x) => x.operation === id && x.rung === rung && x.concurrency === c);
+  const cpu = (cell: CellResult | undefined) =>
+    cell && cell.serverCpuMsPerRequest !== null && cell.postgresCpuMsPerRequest !== null ? cell.serverCpuMsPerRequest + cell.postgresCpuMsPerRequest : undefined;
+  const peer = cpu(at('postgraphile'));
+  const write = ladder.operations.find((operation) => operation.id === id)?.write;
+  const chain = (write ? WRITE_CHAIN : READ_CHAIN).flatMap((rung) => {
+    const total = cpu(at(rung));
+    const label = ladder.rungs.find((candidate) => candidate.rung === rung)?.label ?? rung;
+    return total === undefined ? [] : [{ label, total }];
+  });
+  if (peer === undefined || chain.length === 0) return undefined;
+  const needed = peer / least;
+  const first = chain.find(({ total }) => total > needed);
+  const figures = `${chain.map(({ label, total }) => `${label} ${ms(total)}`).join(', ')}; PostGraphile ${ms(peer)}, where ${least.toFixed(1)}× needs ${ms(needed)} at most`;
+  return `ladder at c = ${c}: ${first ? `from the rung ${first.label}` : 'no rung (waiting, not work)'} (CPU ms per request, server and PostgreSQL: ${figures})`;
 }
 
 function mixRows(results: BenchResults): Row[] {

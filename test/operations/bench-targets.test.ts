@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { BenchResults, CellResult, MixResult } from '../../bench/lib/report.js';
+import type { BenchResults, CellResult, LadderResult, LadderRung, MixResult } from '../../bench/lib/report.js';
 import { renderTargets } from '../../bench/lib/targets.js';
 
 /**
@@ -125,6 +125,40 @@ describe('the bench report’s targets', () => {
     expect(rowOf(lines, '4b.')[2]).toBe('not measured');
     expect(rowOf(lines, 'The mix, uncached')[2]).toBe('not measured');
     expect(rowOf(lines, 'Ten times the data')[1]).toContain('10,000 pets');
+  });
+
+  it('names the rung of the ladder that holds a write below its target', () => {
+    const rungs: LadderResult['rungs'] = [
+      { rung: 'postgraphile', label: 'PostGraphile 5', what: '', answers: 'both' },
+      { rung: 'sql', label: 'one SQL statement', what: '', answers: 'both' },
+      { rung: 'domain', label: 'domain function', what: '', answers: 'writes' },
+      { rung: 'bare-yoga', label: 'schema in bare yoga', what: '', answers: 'both' },
+      { rung: 'gateway', label: 'gateway as built', what: '', answers: 'both' },
+    ];
+    const rungCell = (rung: LadderRung, server: number, postgres: number) => ({
+      ...cellOf(`ladder-${rung}`, rung === 'postgraphile' ? 'postgraphile' : 'gateway', 10, { serverCpuMsPerRequest: server, postgresCpuMsPerRequest: postgres }),
+      operation: '7',
+      rung,
+    });
+    const ladder: LadderResult = {
+      rungs,
+      operations: [{ id: '7', title: 'updateInventory: a stock count (write)', write: true, differs: [] }],
+      cells: [rungCell('postgraphile', 0.25, 0.1), rungCell('sql', 0.06, 0.1), rungCell('domain', 0.07, 0.1), rungCell('bare-yoga', 0.3, 0.12), rungCell('gateway', 0.28, 0.12)],
+      peakRssMb: {},
+    };
+    const cells = [
+      cellOf('gateway:stock', 'gateway', 10, { requestsPerSecond: 800 }),
+      cellOf('postgraphile:stock', 'postgraphile', 10, { requestsPerSecond: 1000 }),
+    ];
+    const [, , met, heldBy] = rowOf(renderTargets(run(cells, { ladder })), '7.');
+    expect(met).toBe('**no**');
+    // The data and the write's rules (0.16, 0.17) are within PostGraphile's 0.35; GraphQL execution (0.42) is not.
+    expect(heldBy).toContain(
+      'ladder at c = 10: from the rung schema in bare yoga (CPU ms per request, server and PostgreSQL: one SQL statement 0.16, ' +
+        'domain function 0.17, schema in bare yoga 0.42, gateway as built 0.40; PostGraphile 0.35, where 1.0× needs 0.35 at most)',
+    );
+    // Without a ladder, only the sides.
+    expect(rowOf(renderTargets(run(cells)), '7.')[3]).not.toContain('ladder');
   });
 
   it('checks the mix, shared hits, staleness and memory', () => {
