@@ -279,6 +279,12 @@ const petAnswer = (pet: { id: bigint; name: string; status: string | null; categ
   categoryId: pet.categoryId.toString(),
 });
 
+const categoryAnswer = (category: { id: bigint; name: string; description: string | null }) => ({
+  id: category.id.toString(),
+  name: category.name,
+  description: category.description,
+});
+
 /** The writes through the project's domain functions, on its pool, answered as the gateway answers them. */
 function domainRung(): Record<string, Answer> {
   const { prisma } = createDatabase({ url: databaseUrl, poolSize: POOL_SIZE });
@@ -309,7 +315,7 @@ function domainRung(): Record<string, Answer> {
     async BenchCreateCategory(request) {
       const input = inputOf(request);
       const category = await createCategory(prisma, { name: String(input.name), description: (input.description as string | undefined) ?? null });
-      return json({ createCategory: { id: category.id.toString(), name: category.name, description: category.description } });
+      return json({ createCategory: categoryAnswer(category) });
     },
     async BenchRenameCategory(request) {
       const category = await updateCategory(prisma, idOf(request), { name: String(request.variables?.name) });
@@ -319,8 +325,7 @@ function domainRung(): Record<string, Answer> {
       return json({ deletePet: petAnswer(await deletePet(prisma, idOf(request))) });
     },
     async BenchDeleteCategory(request) {
-      const category = await deleteCategory(prisma, idOf(request));
-      return json({ deleteCategory: { id: category.id.toString(), name: category.name, description: category.description } });
+      return json({ deleteCategory: categoryAnswer(await deleteCategory(prisma, idOf(request))) });
     },
   };
 }

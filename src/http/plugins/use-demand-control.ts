@@ -1,9 +1,8 @@
-import { isPromise, mapMaybePromise } from '@graphql-tools/utils';
+import { type ExecutionResult as AnswerPart, isPromise, mapMaybePromise, mergeIncrementalResult } from '@graphql-tools/utils';
 import { type ExecutionResult, GraphQLError } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import { DomainError } from '../../errors.js';
 import type { Admission, DemandControl } from '../demand/control.js';
-import { type AnswerPart, IncrementalAnswer } from '../demand/incremental-answer.js';
 import type { RequestContext } from '../types.js';
 
 type Variables = Readonly<Record<string, unknown>>;
@@ -40,13 +39,14 @@ export function useDemandControl(demand: DemandControl): Plugin<object, RequestC
           };
           if (!isAsyncIterable(result)) return settle(result as ExecutionResult, (result as ExecutionResult).data, setResult);
           // Parts of an incremental answer carry hasNext; a live query's runs do not, and are paid for by useLiveQueries.
-          const parts = new IncrementalAnswer();
+          // The parts put together as a client does; each is copied, as it is the client's.
+          const whole: AnswerPart = {};
           return {
             onNext({ result: part, setResult: setPart }: { result: ExecutionResult; setResult: (result: ExecutionResult) => void }) {
               const { hasNext } = part as AnswerPart;
               if (hasNext === undefined) return undefined;
-              parts.add(part as AnswerPart);
-              return hasNext ? undefined : settle(part, parts.data, setPart as (result: never) => void);
+              mergeIncrementalResult({ incrementalResult: structuredClone(part) as AnswerPart, executionResult: whole });
+              return hasNext ? undefined : settle(part, whole.data as ExecutionResult['data'], setPart as (result: never) => void);
             },
           };
         },
