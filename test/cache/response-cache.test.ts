@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { allScopes } from '../../src/auth/scopes.js';
@@ -414,6 +415,8 @@ describe('several instances (real processes on one database)', () => {
   let id = '';
   let otherId = '';
   let categoryOfBoth = '';
+  // Where the instances keep the write log in Redis.
+  let sharedPrefix = '';
 
   beforeAll(async () => {
     database = await migratedDatabase();
@@ -423,6 +426,7 @@ describe('several instances (real processes on one database)', () => {
     categoryOfBoth = String(category.id);
     // Budgets that do not refill within a test: what each caller is charged shows in its budget left.
     const cached = { RESPONSE_CACHE_TTL_MS: '60000', EVENTS_CHANNEL_PREFIX: channelPrefix(), COST_BUDGET_REFILL_PER_SECOND: '0.001' };
+    sharedPrefix = `${cached.EVENTS_CHANNEL_PREFIX}response-cache:`;
     [writer, reader, isolated] = await Promise.all([
       startProcess(database.url, { ...cached, REDIS_URL }),
       startProcess(database.url, { ...cached, REDIS_URL }),
@@ -472,6 +476,36 @@ describe('several instances (real processes on one database)', () => {
     // Kept on the reader: another pet, and a category answer that names no pet.
     expect(await read(reader, PET_NAME, { id: otherId })).toEqual({ pet: { name: 'Other' } });
     expect(await read(reader, CATEGORY_NAME, { id: categoryOfBoth })).toEqual({ category: { name: 'Shared' } });
+  });
+
+  it('a write stamped without an entry in the shared log (trimmed, or by an earlier version) outdates every answer from before it, not those after', async () => {
+    const pet = await database.prisma.pet.create({ data: { name: 'Logged', categoryId: BigInt(categoryOfBoth) } });
+    const other = await database.prisma.pet.create({ data: { name: 'Untouched', categoryId: BigInt(categoryOfBoth) } });
+    const name = async (id: bigint) =>
+      (await postGraphQL<GraphQLAnswer<{ pet: { name: string } }>>(reader.baseUrl, { query: PET_NAME, variables: { id: String(id) } })).body.data?.pet.name;
+    const hits = () => metric('petstore_response_cache_lookups_total{result="hit"}', reader.baseUrl);
+    expect(await name(pet.id)).toBe('Logged');
+    expect(await name(other.id)).toBe('Untouched');
+    const kept = await hits();
+    expect(await name(pet.id)).toBe('Logged');
+    expect(await hits()).toBe(kept + 1);
+    // Behind the gateways' backs, then stamped as a write is, but with no entry in the log.
+    await database.prisma.pet.update({ where: { id: pet.id }, data: { name: 'Unlogged' } });
+    await database.prisma.pet.update({ where: { id: other.id }, data: { name: 'Untouched (SQL)' } });
+    const redis = new Redis(REDIS_URL);
+    try {
+      const sequence = await redis.incr(`${sharedPrefix}seq`);
+      await redis.set(`${sharedPrefix}tag:Pet:${pet.id}`, sequence, 'PX', 60_000);
+    } finally {
+      redis.disconnect();
+    }
+    // The log cannot say what that write changed: both answers from before it go.
+    expect(await name(pet.id)).toBe('Unlogged');
+    expect(await name(other.id)).toBe('Untouched (SQL)');
+    // What is computed after it is kept and served again.
+    const after = await hits();
+    expect(await name(pet.id)).toBe('Unlogged');
+    expect(await hits()).toBe(after + 1);
   });
 
   it("an answer one instance computed is a hit on the others, until a write it depends on; each caller pays its cost", async () => {

@@ -13,10 +13,19 @@ import { boundedCache, type CacheMetrics } from '../../observability/caches.js';
  * read before a write's commit always sees the write's stamp, and no answer
  * older than a write acknowledged before the request was sent is ever served.
  *
- * With Redis the sequence and the stamps live there (one MGET per lookup, one
- * script per write), so a write through any instance is seen by all of them;
- * this instance's own writes are also stamped in memory, so that even a write
- * Redis did not hear of never lets this instance serve an answer from before it.
+ * With Redis the sequence and the stamps live there (one script per write), so a
+ * write through any instance is seen by all of them; this instance's own writes
+ * are also stamped in memory, so that even a write Redis did not hear of never
+ * lets this instance serve an answer from before it. Each write is also appended
+ * to a log in Redis (a stream of the writes' sequence numbers and tags), which
+ * every instance mirrors in memory: a lookup reads the sequence and the writes
+ * this instance has not yet seen in one round trip, and checks its tags against
+ * the mirror, so that what it reads grows with the writes since, not with the
+ * answer's tags (a page of 50 pets depends on over a hundred). A mirror that
+ * cannot vouch for a span of the log (trimmed past, a write stamped without an
+ * entry) counts every answer from before that span as outdated; a read that
+ * cannot bring it up to date (a new epoch, more entries than one read takes)
+ * reads the stamps themselves, as before the log.
  *
  * An answer another instance kept (found in Redis, store.ts) is checked against the
  * shared stamps as of that instance's snapshot, and against this instance's own
@@ -99,11 +108,31 @@ export interface WriteVersionsOptions {
   caches?: CacheMetrics;
 }
 
+/** KEYS: epoch, sequence, log, each tag's stamp; ARGV: how long stamps live (ms), a new epoch, the log's length, the tags (JSON). */
 const STAMP = `
-redis.call('SET', KEYS[1], ARGV[2], 'NX')
+if redis.call('SET', KEYS[1], ARGV[2], 'NX') then redis.call('DEL', KEYS[3]) end
 local sequence = redis.call('INCR', KEYS[2])
-for i = 3, #KEYS do redis.call('SET', KEYS[i], sequence, 'PX', ARGV[1]) end
+for i = 4, #KEYS do redis.call('SET', KEYS[i], sequence, 'PX', ARGV[1]) end
+redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[3], '*', 's', sequence, 't', ARGV[4])
 return sequence`;
+
+/** KEYS: epoch, sequence, log, then the key read alongside, if any; ARGV: the last log entry seen, how many entries at most. */
+const READ_LOG = `
+local values = redis.call('MGET', KEYS[1], KEYS[2], KEYS[4] or KEYS[1])
+local entries = redis.call('XREAD', 'COUNT', ARGV[2], 'STREAMS', KEYS[3], ARGV[1])
+return {values, entries}`;
+
+/** Writes the log keeps (about; Redis trims it in whole nodes), and the most one read takes. */
+const LOG_LENGTH = 10_000;
+const LOG_READ_MAX = 20_000;
+
+/** One entry of the log as XREAD answers it: its id, and its fields (`s` the sequence number, `t` the tags as JSON). */
+type LogEntry = [id: string, fields: string[]];
+type LogReply = [values: Array<string | null>, streams: Array<[key: string, entries: LogEntry[]]> | null];
+
+type WriteLogRedis = Redis & {
+  petstoreReadWriteLog(...args: Array<string | number>): Promise<LogReply>;
+};
 
 export function createWriteVersions(options: WriteVersionsOptions): WriteVersions {
   const { redis, keyPrefix, rememberMs, timeoutMs, logger } = options;
@@ -148,25 +177,53 @@ export function createWriteVersions(options: WriteVersionsOptions): WriteVersion
   // This instance's stamps not yet taken by Redis, and when Redis last failed to take one.
   const stamping = new Set<number>();
   let unsharedAt = -Infinity;
+  const logKey = `${keyPrefix}log`;
+  const logRedis = redis as WriteLogRedis;
+  if (typeof logRedis.petstoreReadWriteLog !== 'function') logRedis.defineCommand('petstoreReadWriteLog', { lua: READ_LOG });
+  const mirror = writeLogMirror(options.maxLocalStamps ?? 100_000, rememberMs, options.caches);
+
+  /** The stamps themselves: what a lookup reads when the mirror cannot be brought up to date. */
+  const readStamps = async (tags: readonly string[], snapshot: Snapshot, alongside: string | null | undefined): Promise<TagCheck | undefined> => {
+    let values: Array<string | null>;
+    try {
+      values = await bounded(redis.mget(epochKey, ...tags.map(tagKey)));
+    } catch (error) {
+      warn(error, 'Redis unreachable; answering without the response cache');
+      return undefined;
+    }
+    const stamps = values.slice(1);
+    return {
+      snapshot,
+      changedSince: (since) =>
+        since.epoch !== snapshot.epoch ||
+        values[0] !== snapshot.epoch ||
+        changedLocally(tags, since.local) ||
+        stamps.some((value) => Number(value ?? 0) > since.shared),
+      ...(alongside === undefined ? {} : { alongside }),
+    };
+  };
+
   return {
     async read(tags, alongside) {
-      let values: Array<string | null>;
-      const extra = alongside === undefined ? [] : [alongside];
+      const after = mirror.lastId;
+      let reply: LogReply;
       try {
-        values = await bounded(redis.mget(epochKey, sequenceKey, ...extra, ...tags.map(tagKey)));
+        const keys = alongside === undefined ? [epochKey, sequenceKey, logKey] : [epochKey, sequenceKey, logKey, alongside];
+        reply = await bounded(logRedis.petstoreReadWriteLog(keys.length, ...keys, after, LOG_READ_MAX));
       } catch (error) {
         warn(error, 'Redis unreachable; answering without the response cache');
         return undefined;
       }
+      const [values, streams] = reply;
       const snapshot = { epoch: values[0] ?? '', shared: Number(values[1] ?? 0), local };
-      const stamps = values.slice(2 + extra.length);
+      const found = alongside === undefined ? undefined : (values[2] ?? null);
+      const mirrored = mirror.take(snapshot.epoch, snapshot.shared, after, streams?.[0]?.[1] ?? [], LOG_READ_MAX);
+      if (!mirrored) return readStamps(tags, snapshot, found);
       return {
         snapshot,
         changedSince: (since) =>
-          since.epoch !== snapshot.epoch ||
-          changedLocally(tags, since.local) ||
-          stamps.some((value) => Number(value ?? 0) > since.shared),
-        ...(alongside === undefined ? {} : { alongside: values[2] ?? null }),
+          since.epoch !== snapshot.epoch || changedLocally(tags, since.local) || mirror.changedSince(tags, since.shared),
+        ...(found === undefined ? {} : { alongside: found }),
       };
     },
     async stamp(tags) {
@@ -176,7 +233,18 @@ export function createWriteVersions(options: WriteVersionsOptions): WriteVersion
       stamping.add(mine);
       try {
         await bounded(
-          redis.eval(STAMP, tags.size + 2, epochKey, sequenceKey, ...[...tags].map(tagKey), String(rememberMs), randomUUID()),
+          redis.eval(
+            STAMP,
+            tags.size + 3,
+            epochKey,
+            sequenceKey,
+            logKey,
+            ...[...tags].map(tagKey),
+            String(rememberMs),
+            randomUUID(),
+            String(LOG_LENGTH),
+            JSON.stringify([...tags]),
+          ),
         );
       } catch (error) {
         unsharedAt = Date.now();
@@ -193,4 +261,85 @@ export function createWriteVersions(options: WriteVersionsOptions): WriteVersion
       return { epoch, shared, local: settled };
     },
   };
+}
+
+/**
+ * This instance's copy of the shared write log: the newest stamp of each tag written since `from`
+ * (a sequence number of the epoch it holds), learned from the log's entries as lookups read them.
+ * `changedSince` is conservative wherever it cannot know: an answer from before `from`, or a tag whose
+ * stamp it let go to stay within its bounds, counts as outdated.
+ */
+function writeLogMirror(maxEntries: number, rememberMs: number, caches: CacheMetrics | undefined) {
+  let epoch: string | undefined;
+  // Every write after `from` up to `to` is in `stamps` (or counted in `forgottenAt`).
+  let from = 0;
+  let to = 0;
+  let lastId = '0-0';
+  let forgottenAt = 0;
+  const stamps = boundedCache<string, number>('response_cache_write_log', { maxEntries }, caches, {
+    ttlMs: rememberMs,
+    onDispose: (stamp, _tag, reason) => {
+      if (reason === 'evict') forgottenAt = Math.max(forgottenAt, stamp);
+    },
+  });
+  const restart = (newEpoch: string) => {
+    epoch = newEpoch;
+    from = 0;
+    to = 0;
+    lastId = '0-0';
+    forgottenAt = 0;
+    stamps.clear();
+  };
+  /** Nothing between `to` and `sequence` will be known: answers from before `sequence` can no longer be vouched for. */
+  const skipTo = (sequence: number) => {
+    from = Math.max(from, sequence);
+    to = Math.max(to, sequence);
+  };
+
+  return {
+    /** The id of the newest entry taken: the next read asks for those after it. */
+    get lastId() {
+      return lastId;
+    },
+    /**
+     * Takes the entries a read found after `after` (with the epoch and sequence read in the same
+     * script). False when the mirror does not reach `sequence` for this read: a new epoch (read from
+     * its start next time), or more entries than one read takes.
+     */
+    take(readEpoch: string, sequence: number, after: string, entries: LogEntry[], readMax: number): boolean {
+      if (readEpoch !== epoch) {
+        const first = epoch === undefined && after === '0-0';
+        restart(readEpoch);
+        if (!first) return false;
+      } else if (after !== lastId && compareIds(after, lastId) < 0 && entries.length === 0) {
+        // A read that started before another one moved on: what it says is known already.
+        return to >= sequence;
+      }
+      for (const [id, fields] of entries) {
+        const entrySequence = Number(fields[fields.indexOf('s') + 1]);
+        const tags = JSON.parse(fields[fields.indexOf('t') + 1] ?? '[]') as string[];
+        if (entrySequence > to + 1) skipTo(entrySequence - 1);
+        for (const tag of tags) stamps.set(tag, Math.max(stamps.get(tag) ?? 0, entrySequence));
+        to = Math.max(to, entrySequence);
+        if (compareIds(id, lastId) > 0) lastId = id;
+      }
+      if (to >= sequence) return true;
+      if (entries.length >= readMax) return false;
+      // Writes the log has no entry for (trimmed away, or stamped without one): the span is skipped.
+      skipTo(sequence);
+      return true;
+    },
+    /** Whether any of `tags` was written after `since` (a shared sequence number), as far as the mirror can tell. */
+    changedSince(tags: readonly string[], since: number): boolean {
+      if (since < from) return true;
+      return tags.some((tag) => (stamps.get(tag) ?? forgottenAt) > since);
+    },
+  };
+}
+
+/** Orders two stream ids (`<ms>-<n>`). */
+function compareIds(a: string, b: string): number {
+  const [aMs = 0, aN = 0] = a.split('-').map(Number);
+  const [bMs = 0, bN = 0] = b.split('-').map(Number);
+  return aMs === bMs ? aN - bN : aMs - bMs;
 }
