@@ -108,10 +108,17 @@ export interface WriteVersionsOptions {
   caches?: CacheMetrics;
 }
 
-/** KEYS: epoch, sequence, log, each tag's stamp; ARGV: how long stamps live (ms), a new epoch, the log's length, the tags (JSON). */
+/**
+ * KEYS: epoch, sequence, log, each tag's stamp; ARGV: how long stamps live (ms), a new epoch, the log's length, the
+ * tags (JSON). A sequence that starts again (its key lost while the epoch's was kept: evicted, deleted) starts a new
+ * epoch too, or its low numbers would pass for older than the answers kept.
+ */
 const STAMP = `
-if redis.call('SET', KEYS[1], ARGV[2], 'NX') then redis.call('DEL', KEYS[3]) end
 local sequence = redis.call('INCR', KEYS[2])
+if sequence == 1 or redis.call('SET', KEYS[1], ARGV[2], 'NX') then
+  redis.call('SET', KEYS[1], ARGV[2])
+  redis.call('DEL', KEYS[3])
+end
 for i = 4, #KEYS do redis.call('SET', KEYS[i], sequence, 'PX', ARGV[1]) end
 redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[3], '*', 's', sequence, 't', ARGV[4])
 return sequence`;
