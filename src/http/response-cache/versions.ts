@@ -96,7 +96,7 @@ export function withinTime<T>(command: Promise<T>, timeoutMs: number): Promise<T
 
 export interface WriteVersionsOptions {
   redis?: Redis;
-  /** Before every Redis key: `<prefix>seq`, `<prefix>tag:<tag>`. */
+  /** Before every Redis key: `<prefix>epoch`, `<prefix>seq`, `<prefix>log`, `<prefix>tag:<tag>`. */
   keyPrefix: string;
   /** How long a stamp must be remembered: longer than any answer it could outdate lives. */
   rememberMs: number;
@@ -144,15 +144,7 @@ type WriteLogRedis = Redis & {
 export function createWriteVersions(options: WriteVersionsOptions): WriteVersions {
   const { redis, keyPrefix, rememberMs, timeoutMs, logger } = options;
   let local = 0;
-  // A stamp pushed out before its time may still outdate an answer: every tag not found then counts
-  // as written at the newest stamp let go that way, so forgetting costs hits, never staleness.
-  let forgottenAt = 0;
-  const localStamps = boundedCache<string, number>('response_cache_stamps', { maxEntries: options.maxLocalStamps ?? 100_000 }, options.caches, {
-    ttlMs: rememberMs,
-    onDispose: (stamp, _tag, reason) => {
-      if (reason === 'evict') forgottenAt = Math.max(forgottenAt, stamp);
-    },
-  });
+  const localStamps = keptStamps('response_cache_stamps', options.maxLocalStamps ?? 100_000, rememberMs, options.caches);
   const sequenceKey = `${keyPrefix}seq`;
   const epochKey = `${keyPrefix}epoch`;
   const tagKey = (tag: string) => `${keyPrefix}tag:${tag}`;
@@ -164,8 +156,7 @@ export function createWriteVersions(options: WriteVersionsOptions): WriteVersion
     logger.warn({ err: error }, message);
   };
   const bounded = <T>(command: Promise<T>) => withinTime(command, timeoutMs);
-  const changedLocally = (tags: readonly string[], since: number) =>
-    tags.some((tag) => (localStamps.get(tag) ?? forgottenAt) > since);
+  const changedLocally = (tags: readonly string[], since: number) => localStamps.changedAfter(tags, since);
 
   if (!redis) {
     return {
@@ -175,7 +166,7 @@ export function createWriteVersions(options: WriteVersionsOptions): WriteVersion
       },
       async stamp(tags) {
         local += 1;
-        for (const tag of tags) localStamps.set(tag, local);
+        for (const tag of tags) localStamps.stamp(tag, local);
       },
       // Without Redis there are no other instances' answers.
       sinceOfShared: () => undefined,
@@ -224,7 +215,7 @@ export function createWriteVersions(options: WriteVersionsOptions): WriteVersion
       const [values, streams] = reply;
       const snapshot = { epoch: values[0] ?? '', shared: Number(values[1] ?? 0), local };
       const found = alongside === undefined ? undefined : (values[2] ?? null);
-      const mirrored = mirror.take(snapshot.epoch, snapshot.shared, after, streams?.[0]?.[1] ?? [], LOG_READ_MAX);
+      const mirrored = mirror.take(snapshot.epoch, snapshot.shared, after, streams?.[0]?.[1] ?? []);
       if (!mirrored) return readStamps(tags, snapshot, found);
       return {
         snapshot,
@@ -236,7 +227,7 @@ export function createWriteVersions(options: WriteVersionsOptions): WriteVersion
     async stamp(tags) {
       local += 1;
       const mine = local;
-      for (const tag of tags) localStamps.set(tag, mine);
+      for (const tag of tags) localStamps.stamp(tag, mine);
       stamping.add(mine);
       try {
         await bounded(
@@ -271,6 +262,33 @@ export function createWriteVersions(options: WriteVersionsOptions): WriteVersion
 }
 
 /**
+ * The newest stamp of each tag, kept in memory within `maxEntries` for `rememberMs` (past any answer a
+ * stamp could outdate). A stamp pushed out before its time may still outdate an answer: every tag not
+ * found then counts as written at the newest stamp let go that way, so forgetting costs hits, never
+ * staleness.
+ */
+function keptStamps(name: string, maxEntries: number, rememberMs: number, caches: CacheMetrics | undefined) {
+  let forgottenAt = 0;
+  const stamps = boundedCache<string, number>(name, { maxEntries }, caches, {
+    ttlMs: rememberMs,
+    onDispose: (stamp, _tag, reason) => {
+      if (reason === 'evict') forgottenAt = Math.max(forgottenAt, stamp);
+    },
+  });
+  return {
+    stamp(tag: string, stamp: number) {
+      stamps.set(tag, Math.max(stamps.get(tag) ?? 0, stamp));
+    },
+    /** Whether any of `tags` was stamped after `since`. */
+    changedAfter: (tags: readonly string[], since: number) => tags.some((tag) => (stamps.get(tag) ?? forgottenAt) > since),
+    clear() {
+      stamps.clear();
+      forgottenAt = 0;
+    },
+  };
+}
+
+/**
  * This instance's copy of the shared write log: the newest stamp of each tag written since `from`
  * (a sequence number of the epoch it holds), learned from the log's entries as lookups read them.
  * `changedSince` is conservative wherever it cannot know: an answer from before `from`, or a tag whose
@@ -278,23 +296,16 @@ export function createWriteVersions(options: WriteVersionsOptions): WriteVersion
  */
 function writeLogMirror(maxEntries: number, rememberMs: number, caches: CacheMetrics | undefined) {
   let epoch: string | undefined;
-  // Every write after `from` up to `to` is in `stamps` (or counted in `forgottenAt`).
+  // Every write after `from` up to `to` is in `stamps`.
   let from = 0;
   let to = 0;
   let lastId = '0-0';
-  let forgottenAt = 0;
-  const stamps = boundedCache<string, number>('response_cache_write_log', { maxEntries }, caches, {
-    ttlMs: rememberMs,
-    onDispose: (stamp, _tag, reason) => {
-      if (reason === 'evict') forgottenAt = Math.max(forgottenAt, stamp);
-    },
-  });
+  const stamps = keptStamps('response_cache_write_log', maxEntries, rememberMs, caches);
   const restart = (newEpoch: string) => {
     epoch = newEpoch;
     from = 0;
     to = 0;
     lastId = '0-0';
-    forgottenAt = 0;
     stamps.clear();
   };
   /** Nothing between `to` and `sequence` will be known: answers from before `sequence` can no longer be vouched for. */
@@ -313,12 +324,13 @@ function writeLogMirror(maxEntries: number, rememberMs: number, caches: CacheMet
      * script). False when the mirror does not reach `sequence` for this read: a new epoch (read from
      * its start next time), or more entries than one read takes.
      */
-    take(readEpoch: string, sequence: number, after: string, entries: LogEntry[], readMax: number): boolean {
+    take(readEpoch: string, sequence: number, after: string, entries: LogEntry[]): boolean {
       if (readEpoch !== epoch) {
-        const first = epoch === undefined && after === '0-0';
+        // Before the first reply every read asked from the log's start; later, this read's `after` was the old epoch's.
+        const first = epoch === undefined;
         restart(readEpoch);
         if (!first) return false;
-      } else if (after !== lastId && compareIds(after, lastId) < 0 && entries.length === 0) {
+      } else if (compareIds(after, lastId) < 0 && entries.length === 0) {
         // A read that started before another one moved on: what it says is known already.
         return to >= sequence;
       }
@@ -326,20 +338,19 @@ function writeLogMirror(maxEntries: number, rememberMs: number, caches: CacheMet
         const entrySequence = Number(fields[fields.indexOf('s') + 1]);
         const tags = JSON.parse(fields[fields.indexOf('t') + 1] ?? '[]') as string[];
         if (entrySequence > to + 1) skipTo(entrySequence - 1);
-        for (const tag of tags) stamps.set(tag, Math.max(stamps.get(tag) ?? 0, entrySequence));
+        for (const tag of tags) stamps.stamp(tag, entrySequence);
         to = Math.max(to, entrySequence);
         if (compareIds(id, lastId) > 0) lastId = id;
       }
       if (to >= sequence) return true;
-      if (entries.length >= readMax) return false;
+      if (entries.length >= LOG_READ_MAX) return false;
       // Writes the log has no entry for (trimmed away, or stamped without one): the span is skipped.
       skipTo(sequence);
       return true;
     },
     /** Whether any of `tags` was written after `since` (a shared sequence number), as far as the mirror can tell. */
     changedSince(tags: readonly string[], since: number): boolean {
-      if (since < from) return true;
-      return tags.some((tag) => (stamps.get(tag) ?? forgottenAt) > since);
+      return since < from || stamps.changedAfter(tags, since);
     },
   };
 }
