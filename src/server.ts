@@ -38,8 +38,11 @@ import type { OutageLog } from './observability/outages.js';
 import type { RedisHealth } from './observability/redis-health.js';
 import { currentTraceId } from './observability/tracing/spans.js';
 
-/** Clients whose cost budget an instance keeps in process (without Redis, or while it is away); the least recently seen go first, full again. */
-const COST_BUDGETS_KEPT = 100_000;
+/**
+ * Clients an instance keeps in process: their cost budgets (without Redis, or while it is away;
+ * the least recently seen go first, full again) and their shares of the rate limit (with Redis).
+ */
+const CLIENTS_KEPT = 100_000;
 
 export interface GatewayOptions {
   /** What the settings say (src/config.ts); tests build them from the defaults too. */
@@ -95,7 +98,7 @@ export function createGateway(options: GatewayOptions) {
     redis: options.redis,
     keyPrefix: `${limits.rateLimit.keyPrefix ?? 'petstore-rate'}:cost`,
     logger,
-    maxClients: COST_BUDGETS_KEPT,
+    maxClients: CLIENTS_KEPT,
     caches: metrics.caches,
   });
   const demand = createDemandControl({
@@ -116,6 +119,8 @@ export function createGateway(options: GatewayOptions) {
     redis: options.redis,
     keyPrefix: settings.limits.rateLimit.keyPrefix,
     budget,
+    maxClients: CLIENTS_KEPT,
+    caches: metrics.caches,
   });
   const addressOf = clientAddress(settings.trustProxy);
   // Who is asking, as the rate limit counts clients (budgets and live queries' limits go by the same).

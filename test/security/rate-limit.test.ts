@@ -273,6 +273,67 @@ describe('rate limits shared through Redis (REDIS_URL)', () => {
     await Promise.all([stop(first.gateway), stop(second.gateway)]);
   });
 
+  it("counts a busy client's requests a share at a time, never past its limit across two processes", { timeout: 120_000 }, async () => {
+    const limit = 600;
+    const settings = {
+      AUTH_JWT_SECRET: secret,
+      REDIS_URL,
+      RATE_LIMIT_REQUESTS: String(limit),
+      RATE_LIMIT_WINDOW_SECONDS: '60',
+      RATE_LIMIT_KEY_PREFIX: keyPrefix,
+    };
+    const [first, second] = await Promise.all([start(settings), start(settings)]);
+    const busy = 'busy-client';
+    const counter = `${keyPrefix}:sub:${busy}`;
+    const token = await mintToken(new TextEncoder().encode(secret), { subject: busy, scopes: [], expiresIn: '5m' });
+    // Every call Redis answers on this client's counter, whichever process sends it.
+    const monitor = await new Redis(REDIS_URL).monitor();
+    let counterCalls = 0;
+    let readBack: () => void = () => {};
+    const readSeen = new Promise<void>((resolve) => (readBack = resolve));
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (!args.includes(counter)) return;
+      const command = args[0]?.toLowerCase();
+      // The test's own read, after every request was answered: by then every call before it is told.
+      if (command === 'get') readBack();
+      // A call of the limiter's script (MONITOR also tells the commands the script runs).
+      else if (command === 'evalsha' || command === 'eval') counterCalls += 1;
+    });
+    try {
+      // Ten requests at a time on each process, 160 more than the limit in all.
+      const requests = limit + 160;
+      const statuses: number[] = [];
+      const remaining: number[] = [];
+      let sent = 0;
+      const client = async (baseUrl: string) => {
+        while (sent < requests) {
+          sent += 1;
+          const answer = await postGraphQL(baseUrl, typename, bearer(token));
+          statuses.push(answer.status);
+          if (answer.status === 200) remaining.push(Number(answer.headers.get('ratelimit')!.match(/"requests";r=(\d+)/)![1]));
+          else expectRefusal(answer, 'RATE_LIMITED', 429);
+        }
+      };
+      await Promise.all([first.baseUrl, second.baseUrl].flatMap((baseUrl) => Array.from({ length: 10 }, () => client(baseUrl))));
+      const admitted = statuses.filter((status) => status === 200).length;
+      // Never past the limit; refused early by no more than the two processes' unused shares (32 each at most).
+      expect(admitted).toBeLessThanOrEqual(limit);
+      expect(admitted).toBeGreaterThanOrEqual(limit - 2 * 32);
+      expect(statuses.length - admitted).toBeGreaterThanOrEqual(160);
+      expect(Math.max(...remaining)).toBeLessThan(limit);
+      if (redis.status === 'wait') await redis.connect();
+      // Counted in Redis: every request, and what the shares hold unused.
+      expect(Number(await redis.get(counter))).toBeGreaterThanOrEqual(limit);
+      await readSeen;
+      // Every refused request is a call to Redis; the admitted ones come two or more to a call
+      // (one each, without shares), fewer as the limit nears and shares shrink.
+      expect(counterCalls - (statuses.length - admitted)).toBeLessThan(admitted / 2);
+    } finally {
+      monitor.disconnect();
+      await Promise.all([stop(first.gateway), stop(second.gateway)]);
+    }
+  });
+
   it('keeps answering, counting per process, while Redis cannot be reached', { timeout: 60_000 }, async () => {
     const { gateway, baseUrl } = await start({
       AUTH_JWT_SECRET: secret,

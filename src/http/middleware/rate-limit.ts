@@ -4,7 +4,9 @@ import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limite
 import { serializeList } from 'structured-headers';
 import type { Principal } from '../../auth/scopes.js';
 import { DomainError } from '../../errors.js';
+import type { CacheMetrics } from '../../observability/caches.js';
 import { refusal } from '../refusal.js';
+import { type Counted, createSharedCounts, type OverLimit } from './rate-limit-shares.js';
 import type { CostBudget } from '../demand/budget.js';
 import type { DemandNote, GatewayEnv } from '../types.js';
 
@@ -18,6 +20,9 @@ export interface RateLimitOptions {
   keyPrefix?: string;
   /** Each client's cost budget (src/http/demand/budget.ts), told in the same headers. */
   budget?: CostBudget;
+  /** Clients whose shares of their limit (Redis) an instance keeps; the least recently seen go first. */
+  maxClients?: number;
+  caches?: CacheMetrics;
 }
 
 /** Where one policy stands for this client: its quota and window, what is left and when it is whole again. */
@@ -92,7 +97,8 @@ const tooMany = (retryAfter: number) =>
 
 /**
  * Per-client rate limit (rate-limiter-flexible), one count for HTTP requests
- * and WebSocket operations alike.
+ * and WebSocket operations alike; through Redis, a busy client's requests are
+ * counted a share at a time (rate-limit-shares.ts).
  */
 export function createRateLimiter(options: RateLimitOptions): RateLimiter {
   const limiter = options.redis
@@ -108,14 +114,16 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
     : new RateLimiterMemory({ points: options.points, duration: options.windowSeconds });
 
   /** The counter's state after this request, or the seconds to wait when over the limit. */
-  const consume = async (client: string): Promise<RateLimiterRes | { retryAfter: number }> => {
-    try {
-      return await limiter.consume(client);
-    } catch (rejection) {
-      if (!(rejection instanceof RateLimiterRes)) throw rejection;
-      return { retryAfter: Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)) };
-    }
-  };
+  const consume = options.redis
+    ? createSharedCounts(limiter, { points: options.points, maxClients: options.maxClients ?? 100_000, caches: options.caches })
+    : async (client: string): Promise<Counted | OverLimit> => {
+        try {
+          return await limiter.consume(client);
+        } catch (rejection) {
+          if (!(rejection instanceof RateLimiterRes)) throw rejection;
+          return { retryAfter: Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)) };
+        }
+      };
 
   const budget = options.budget;
   const costPolicy = async (note: DemandNote): Promise<PolicyState[]> => {
