@@ -5,6 +5,7 @@ import pg from 'pg';
 import { allScopes } from '../../src/auth/scopes.js';
 import { useTestGateway } from '../support/gateway.js';
 import { testToken } from '../support/tokens.js';
+import { startFaultProxy } from '../support/fault-proxy.js';
 import { channelPrefix, cleanUp, migratedDatabase, REDIS_URL, startProcess } from '../support/operations.js';
 import { type GatewayProcess, stopAll } from '../support/processes.js';
 import { postGraphQL, type GraphQLAnswer } from '../support/http.js';
@@ -568,6 +569,53 @@ describe('several instances (real processes on one database)', () => {
   });
 
   // Last: it starts the shared log's sequence again for every instance here.
+  it('a new instance takes the shared write log from its start once, however many lookups come meanwhile', { timeout: 60_000 }, async () => {
+    const pets = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => database.prisma.pet.create({ data: { name: `Newcomer's ${i}`, categoryId: BigInt(categoryOfBoth) } })),
+    );
+    // A write through the gateway: the shared log has an entry (whatever this block did before).
+    const rename = await postGraphQL(writer.baseUrl, { query: 'mutation ($id: ID!, $name: String!) { updatePet(id: $id, input: { name: $name }) { name } }', variables: { id: String(pets[0]!.id), name: "Newcomer's first" } }, { authorization: `Bearer ${await testToken()}` });
+    expect(rename.body.errors).toBeUndefined();
+    pets[0]!.name = "Newcomer's first";
+    // Redis through a proxy that holds every command for a moment: twenty lookups are on their way together.
+    const proxy = await startFaultProxy({ host: '127.0.0.1', port: 6379 });
+    const newcomer = await startProcess(database.url, {
+      RESPONSE_CACHE_TTL_MS: '60000',
+      EVENTS_CHANNEL_PREFIX: sharedPrefix.slice(0, -'response-cache:'.length),
+      REDIS_URL: proxy.urlFor(REDIS_URL),
+      REDIS_COMMAND_TIMEOUT_MS: '5000',
+    });
+    const monitor = await new Redis(REDIS_URL).monitor();
+    const marker = `${sharedPrefix}marker:${randomUUID()}`;
+    let fromStart = 0;
+    let markerSeen: () => void = () => {};
+    const told = new Promise<void>((resolve) => (markerSeen = resolve));
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args.includes(marker)) markerSeen();
+      // The read script's calls (EVALSHA, or EVAL the first time; MONITOR also tells the XREAD it runs) asking from the log's start.
+      else if (/^eval(sha)?$/i.test(args[0] ?? '') && args.includes(`${sharedPrefix}log`) && args.includes('0-0')) fromStart += 1;
+    });
+    const redis = new Redis(REDIS_URL);
+    try {
+      proxy.set('freeze');
+      const answers = Promise.all(
+        pets.map((pet) => postGraphQL<GraphQLAnswer<{ pet: { name: string } }>>(newcomer.baseUrl, { query: PET_NAME, variables: { id: String(pet.id) } })),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      proxy.set('pass');
+      expect((await answers).map((answer) => answer.body.data?.pet.name)).toEqual(pets.map((pet) => pet.name));
+      // Told after every command before it.
+      await redis.get(marker);
+      await told;
+      expect(fromStart).toBe(1);
+    } finally {
+      redis.disconnect();
+      monitor.disconnect();
+      await newcomer.stop();
+      await proxy.close();
+    }
+  });
+
   it("a sequence Redis lost (its key evicted, the epoch's kept) starts again from a new epoch: its low numbers outdate what was kept", async () => {
     const pet = await database.prisma.pet.create({ data: { name: 'Before the loss', categoryId: BigInt(categoryOfBoth) } });
     const name = async () =>

@@ -132,6 +132,8 @@ return {values, entries}`;
 /** Writes the log keeps (about; Redis trims it in whole nodes), and the most one read takes. */
 const LOG_LENGTH = 10_000;
 const LOG_READ_MAX = 20_000;
+/** The id before every entry's: a read after it takes the log from its start. */
+const LOG_START = '0-0';
 
 /** One entry of the log as XREAD answers it: its id, and its fields (`s` the sequence number, `t` the tags as JSON). */
 type LogEntry = [id: string, fields: string[]];
@@ -201,28 +203,46 @@ export function createWriteVersions(options: WriteVersionsOptions): WriteVersion
     };
   };
 
+  /** The log's entries after `after`, with the epoch and sequence, brought into the mirror; the stamps when they cannot be. */
+  const readLog = async (tags: readonly string[], alongside: string | undefined, after: string): Promise<TagCheck | undefined> => {
+    let reply: LogReply;
+    try {
+      const keys = alongside === undefined ? [epochKey, sequenceKey, logKey] : [epochKey, sequenceKey, logKey, alongside];
+      reply = await bounded(logRedis.petstoreReadWriteLog(keys.length, ...keys, after, LOG_READ_MAX));
+    } catch (error) {
+      warn(error, 'Redis unreachable; answering without the response cache');
+      return undefined;
+    }
+    const [values, streams] = reply;
+    const snapshot = { epoch: values[0] ?? '', shared: Number(values[1] ?? 0), local };
+    const found = alongside === undefined ? undefined : (values[2] ?? null);
+    const mirrored = mirror.take(snapshot.epoch, snapshot.shared, after, streams?.[0]?.[1] ?? []);
+    if (!mirrored) return readStamps(tags, snapshot, found);
+    return {
+      snapshot,
+      changedSince: (since) =>
+        since.epoch !== snapshot.epoch || changedLocally(tags, since.local) || mirror.changedSince(tags, since.shared),
+      ...(found === undefined ? {} : { alongside: found }),
+    };
+  };
+  // The read taking the log from its start (the first of an epoch: up to LOG_LENGTH entries), while it
+  // is on its way. Lookups that come meanwhile wait for it, then read only what came after: at start-up
+  // under load, each would otherwise take the whole log.
+  let catchingUp: Promise<void> | undefined;
+
   return {
     async read(tags, alongside) {
+      // Once at most: should it fail (Redis away), lookups are not queued behind one another's timeouts.
+      if (catchingUp) await catchingUp;
       const after = mirror.lastId;
-      let reply: LogReply;
-      try {
-        const keys = alongside === undefined ? [epochKey, sequenceKey, logKey] : [epochKey, sequenceKey, logKey, alongside];
-        reply = await bounded(logRedis.petstoreReadWriteLog(keys.length, ...keys, after, LOG_READ_MAX));
-      } catch (error) {
-        warn(error, 'Redis unreachable; answering without the response cache');
-        return undefined;
+      const reading = readLog(tags, alongside, after);
+      if (after === LOG_START) {
+        const caughtUp = () => {
+          catchingUp = undefined;
+        };
+        catchingUp = reading.then(caughtUp, caughtUp);
       }
-      const [values, streams] = reply;
-      const snapshot = { epoch: values[0] ?? '', shared: Number(values[1] ?? 0), local };
-      const found = alongside === undefined ? undefined : (values[2] ?? null);
-      const mirrored = mirror.take(snapshot.epoch, snapshot.shared, after, streams?.[0]?.[1] ?? []);
-      if (!mirrored) return readStamps(tags, snapshot, found);
-      return {
-        snapshot,
-        changedSince: (since) =>
-          since.epoch !== snapshot.epoch || changedLocally(tags, since.local) || mirror.changedSince(tags, since.shared),
-        ...(found === undefined ? {} : { alongside: found }),
-      };
+      return reading;
     },
     async stamp(tags) {
       local += 1;
@@ -299,13 +319,13 @@ function writeLogMirror(maxEntries: number, rememberMs: number, caches: CacheMet
   // Every write after `from` up to `to` is in `stamps`.
   let from = 0;
   let to = 0;
-  let lastId = '0-0';
+  let lastId = LOG_START;
   const stamps = keptStamps('response_cache_write_log', maxEntries, rememberMs, caches);
   const restart = (newEpoch: string) => {
     epoch = newEpoch;
     from = 0;
     to = 0;
-    lastId = '0-0';
+    lastId = LOG_START;
     stamps.clear();
   };
   /** Nothing between `to` and `sequence` will be known: answers from before `sequence` can no longer be vouched for. */
