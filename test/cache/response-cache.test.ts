@@ -585,7 +585,8 @@ describe('several instances (real processes on one database)', () => {
       REDIS_URL: proxy.urlFor(REDIS_URL),
       REDIS_COMMAND_TIMEOUT_MS: '5000',
     });
-    const monitor = await new Redis(REDIS_URL).monitor();
+    const watcher = new Redis(REDIS_URL);
+    const monitor = await watcher.monitor();
     const marker = `${sharedPrefix}marker:${randomUUID()}`;
     let fromStart = 0;
     let markerSeen: () => void = () => {};
@@ -611,6 +612,7 @@ describe('several instances (real processes on one database)', () => {
     } finally {
       redis.disconnect();
       monitor.disconnect();
+      watcher.disconnect();
       await newcomer.stop();
       await proxy.close();
     }

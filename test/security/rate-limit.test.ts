@@ -287,7 +287,8 @@ describe('rate limits shared through Redis (REDIS_URL)', () => {
     const counter = `${keyPrefix}:sub:${busy}`;
     const token = await mintToken(new TextEncoder().encode(secret), { subject: busy, scopes: [], expiresIn: '5m' });
     // Every call Redis answers on this client's counter, whichever process sends it.
-    const monitor = await new Redis(REDIS_URL).monitor();
+    const watcher = new Redis(REDIS_URL);
+    const monitor = await watcher.monitor();
     let counterCalls = 0;
     let readBack: () => void = () => {};
     const readSeen = new Promise<void>((resolve) => (readBack = resolve));
@@ -330,6 +331,7 @@ describe('rate limits shared through Redis (REDIS_URL)', () => {
       expect(counterCalls - (statuses.length - admitted)).toBeLessThan(admitted / 2);
     } finally {
       monitor.disconnect();
+      watcher.disconnect();
       await Promise.all([stop(first.gateway), stop(second.gateway)]);
     }
   });

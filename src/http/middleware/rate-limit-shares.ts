@@ -12,6 +12,9 @@ export interface OverLimit {
   retryAfter: number;
 }
 
+/** What the limiter's refusal tells the client: whole seconds, one at least. */
+export const overLimit = (refused: RateLimiterRes): OverLimit => ({ retryAfter: Math.max(1, Math.ceil(refused.msBeforeNext / 1000)) });
+
 /** The most requests one share covers: one counter call in Redis per this many requests of a busy client. */
 const MAX_SHARE = 32;
 /** A share never holds more than this part of what the client had left when it was taken. */
@@ -77,7 +80,7 @@ export function createSharedCounts(limiter: RateLimiterAbstract, options: { poin
       if (!(rejection instanceof RateLimiterRes)) throw rejection;
       // Counted whole, though only what was left under the limit is granted.
       granted = Math.min(size, options.points - (rejection.consumedPoints - size));
-      if (granted < 1) return { retryAfter: Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)) };
+      if (granted < 1) return overLimit(rejection);
       counted = rejection;
     }
     const after = Date.now();

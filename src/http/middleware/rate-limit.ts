@@ -6,7 +6,7 @@ import type { Principal } from '../../auth/scopes.js';
 import { DomainError } from '../../errors.js';
 import type { CacheMetrics } from '../../observability/caches.js';
 import { refusal } from '../refusal.js';
-import { type Counted, createSharedCounts, type OverLimit } from './rate-limit-shares.js';
+import { type Counted, createSharedCounts, overLimit, type OverLimit } from './rate-limit-shares.js';
 import type { CostBudget } from '../demand/budget.js';
 import type { DemandNote, GatewayEnv } from '../types.js';
 
@@ -121,7 +121,7 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
           return await limiter.consume(client);
         } catch (rejection) {
           if (!(rejection instanceof RateLimiterRes)) throw rejection;
-          return { retryAfter: Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)) };
+          return overLimit(rejection);
         }
       };
 
