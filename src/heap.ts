@@ -1,5 +1,9 @@
 import v8 from 'node:v8';
 
+const givenToNode = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)].map((arg) => arg.replaceAll('_', '-'));
+/** Whether node was started with this V8 flag (or its `--no-` form): a flag given to node wins over ours. */
+const given = (flag: string) => givenToNode.some((arg) => arg.startsWith(`--${flag}`) || arg.startsWith(`--no-${flag}`));
+
 /**
  * How far V8 lets the old generation grow past what survived the last full
  * collection: 50% (a factor of 1.5). V8's own choice under a high allocation
@@ -9,16 +13,23 @@ import v8 from 'node:v8';
  * twice its ~45 MB of live objects; at 50% the same sequence of reads and
  * placeOrder (c = 10 and 50, run twice each way, alternating) peaked at
  * 245-254 MB instead of 275-280, with the same CPU per request within the
- * runs' noise. Imported first by main.ts, so it applies before the gateway
- * starts allocating; a --heap-growing-percent given to node (on the command
- * line or in NODE_OPTIONS) wins.
+ * runs' noise.
  */
-const FLAG = '--heap-growing-percent';
-const given = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)].some((arg) =>
-  arg.replaceAll('_', '-').startsWith(FLAG),
-);
-if (!given) v8.setFlagsFromString(`${FLAG}=50`);
+if (!given('heap-growing-percent')) v8.setFlagsFromString('--heap-growing-percent=50');
 
+/**
+ * No allocation-site pretenuring. V8 allocates straight into the old generation from a site
+ * whose objects it once found mostly alive at a young collection; under load it decides so for
+ * the rows pg builds from each answer (a page's rows are all alive while the page is read,
+ * shaped and written). Those rows live a few milliseconds: in the old generation they are
+ * garbage only a full collection takes, and while they live, every young collection scans
+ * their references to the young strings in them: frequent full collections, slower young
+ * ones, and a slower tail (docs/performance.md, "Garbage").
+ */
+if (!given('allocation-site-pretenuring')) v8.setFlagsFromString('--no-allocation-site-pretenuring');
+
+// Imported first by main.ts, so that both apply before the gateway starts allocating.
+//
 // The young generation can only be sized on node's command line, before the heap exists: production
 // runs `node --max-semi-space-size=16` (package.json's start:prod, the Dockerfile, the bench). Node 24
 // picks 32 MB or more on a large machine; at 16 the pets page kept its throughput and CPU per request,
