@@ -2,6 +2,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { type DatabaseTimeouts, DEFAULT_PREPARED_STATEMENTS } from '../config.js';
 import { cancelWithRequest } from './cancellation.js';
+import { createStatementTemplates, type StatementTemplates } from './statement-templates.js';
 import { PrismaClient } from '../generated/prisma/client.js';
 
 export type { PrismaClient } from '../generated/prisma/client.js';
@@ -30,6 +31,8 @@ export interface DatabaseOptions {
   queryPlanCacheMaxEntries?: number;
   /** Called with each statement of the gateway's own (find-many.ts), which Prisma's `query` events do not see. */
   onStatement?: (sql: string) => void;
+  /** The texts of the gateway's own statements by the structure of their reads, shared by the primary and its replicas as the names are. */
+  statementTemplates?: StatementTemplates;
 }
 
 /** How the gateway's own statements (find-many.ts) run beside a client's Prisma: on its pool, under its statement names. */
@@ -38,6 +41,7 @@ export interface DirectAccess {
   /** The name a text is prepared under (undefined: unnamed); absent when nothing is prepared. */
   nameOf?: (sql: string) => string | undefined;
   onStatement?: (sql: string) => void;
+  templates: StatementTemplates;
 }
 
 const directAccess = new WeakMap<object, DirectAccess>();
@@ -136,6 +140,7 @@ export function createDatabase({
   statementNames,
   queryPlanCacheMaxEntries,
   onStatement,
+  statementTemplates = createStatementTemplates(),
 }: DatabaseOptions) {
   const pool = new pg.Pool({
     connectionString: url,
@@ -215,6 +220,7 @@ export function createDatabase({
     pool,
     ...(names ? { nameOf: (sql: string) => names({ sql }) } : {}),
     ...(onStatement ? { onStatement } : {}),
+    templates: statementTemplates,
   });
   return { prisma, pool };
 }

@@ -532,12 +532,20 @@ const modelsByClient = new WeakMap<PrismaClient, Models | null>();
 
 /**
  * The statement of our own for a findMany through `prisma` (the primary's client or a replica's),
- * or undefined when the read is one Prisma must make.
+ * or undefined when the read is one Prisma must make. Its text is built once per structure of the
+ * read (statement-templates.ts).
  */
 export function statementFor(prisma: PrismaClient, modelName: string, args: FindManyArgs, options: { withTotalUpTo?: number } = {}): Statement | undefined {
-  let models = modelsByClient.get(prisma);
-  if (models === undefined) modelsByClient.set(prisma, (models = modelsOf(prisma) ?? null));
-  if (models === null) return undefined;
+  let known = modelsByClient.get(prisma);
+  if (known === undefined) modelsByClient.set(prisma, (known = modelsOf(prisma) ?? null));
+  if (known === null) return undefined;
+  const models = known;
+  const templates = directAccessOf(prisma)?.templates;
+  const build = () => built(models, modelName, args, options);
+  return templates ? templates.statementOf(`${modelName} ${options.withTotalUpTo ?? ''}`, args as unknown as Record<string, unknown>, build) : build();
+}
+
+function built(models: Models, modelName: string, args: FindManyArgs, options: { withTotalUpTo?: number }): Statement | undefined {
   try {
     return findManyStatement(models, modelName, args, options);
   } catch (error) {

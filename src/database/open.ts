@@ -2,6 +2,7 @@ import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import { applyPendingMigrations } from '../migrations/migrations.js';
 import { createDatabase, createStatementNames, type StatementNames } from './client.js';
+import { createStatementTemplates, type StatementTemplates } from './statement-templates.js';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './embedded.js';
 import { createReadRouting } from './replicas.js';
 
@@ -17,6 +18,8 @@ export interface Databases {
   readRouting: ReturnType<typeof createReadRouting>;
   /** The names given to statements, shared by every pool (for their metrics). */
   statementNames: StatementNames;
+  /** The texts of the gateway's own statements, shared by every pool (for their metrics). */
+  statementTemplates: StatementTemplates;
   /** The embedded database, when it is the primary. */
   embedded: EmbeddedPostgres | undefined;
   /** host:port/database of the primary, for the log (never the user or password). */
@@ -65,12 +68,14 @@ export async function openDatabases(config: Config, logger: Logger, events: Data
   }
 
   // The primary and each streaming replica get a pool of the same size, with the same time bounds and
-  // one set of statement names (a read may borrow a primary connection when its replica is down).
+  // one set of statement names and texts (a read may borrow a primary connection when its replica is down).
   const statementNames = createStatementNames(config.databasePreparedStatements);
+  const statementTemplates = createStatementTemplates();
   const settings = {
     poolSize: config.databasePoolSize,
     preparedStatements: config.databasePreparedStatements,
     statementNames,
+    statementTemplates,
     // PgBouncer refuses startup parameters: there the timeout is the database's own setting (checked below).
     statementTimeoutMs: config.databasePooler === 'pgbouncer' ? undefined : config.limits.statementTimeoutMs,
     timeouts: config.limits.database,
@@ -110,6 +115,7 @@ export async function openDatabases(config: Config, logger: Logger, events: Data
     replicas,
     readRouting,
     statementNames,
+    statementTemplates,
     embedded,
     address,
     async close() {

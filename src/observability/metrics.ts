@@ -168,13 +168,16 @@ export function watchPool(metrics: Metrics, pool: { totalCount: number; idleCoun
 
 /**
  * The databases' metrics: the primary pool's use, the replicas' state and lag (with replicas), and
- * the bounds of what grows with the statements sent (their names, and Prisma's plans, whose count
- * Prisma does not tell: only its bound is shown).
+ * the bounds of what grows with the statements sent (their names, the texts of the gateway's own,
+ * and Prisma's plans, whose count Prisma does not tell: only its bound is shown).
  */
 export function watchDatabases(metrics: Metrics, databases: Databases, prismaQueryPlansMax: number) {
   watchPool(metrics, databases.primary.pool);
   if (databases.readRouting.enabled) watchReplicas(metrics, databases.readRouting);
   const names = databases.statementNames;
   metrics.caches.watch('prepared_statement_names', { bounds: { maxEntries: names.max }, entries: () => names.size });
+  const templates = databases.statementTemplates;
+  metrics.caches.watch('statement_templates', { bounds: { maxEntries: templates.max }, entries: () => templates.size });
+  templates.onEvict = () => metrics.caches.evicted('statement_templates', 'evict');
   metrics.caches.watch('prisma_query_plans', { bounds: { maxEntries: prismaQueryPlansMax }, entries: () => undefined });
 }

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { findMany, type FindManyArgs, findManyWithTotal, statementFor } from '../../src/database/find-many.js';
+import { directAccessOf } from '../../src/database/client.js';
+import { findMany, type FindManyArgs, findManyStatement, findManyWithTotal, modelsOf, statementFor } from '../../src/database/find-many.js';
 import { useTestGateway } from '../support/gateway.js';
 
 /**
@@ -86,6 +87,15 @@ const petArgs = fc
     take,
     ...(cursorAt === undefined ? { skip: 0 } : { skip: 1, cursor: { id: petIds[cursorAt] ?? 999_999n } }),
   }));
+
+/** A read with each value a statement binds changed (ids, lists of ids, searched texts), its structure kept. */
+function otherValues(value: unknown, bound = false, key = ''): unknown {
+  if (typeof value === 'bigint') return bound ? value + 1_000n : value;
+  if (typeof value === 'string') return bound && key === 'contains' ? `${value}x` : value;
+  if (Array.isArray(value)) return value.map((item) => otherValues(item, bound, key));
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([name, item]) => [name, otherValues(item, bound || name === 'where' || name === 'cursor', name)]));
+}
 
 /** A node of PostgreSQL's EXPLAIN (FORMAT JSON), and every node beneath it, InitPlans included. */
 interface PlanNode {
@@ -220,6 +230,27 @@ describe('the gateway\'s own statements', () => {
         WHERE table_schema = 'public' AND table_name <> '_prisma_migrations' AND data_type LIKE 'timestamp%'`,
     );
     expect(Number(times[0]!.count)).toBeGreaterThan(5);
+  });
+
+  it('are built once per structure of a read, each read binding its own values', () => {
+    const models = modelsOf(gateway.prisma)!;
+    const templates = directAccessOf(gateway.prisma)!.templates;
+    let reused = 0;
+    fc.assert(
+      fc.property(petArgs, fc.constantFrom(undefined, 4), (args, withTotalUpTo) => {
+        const options = withTotalUpTo === undefined ? {} : { withTotalUpTo };
+        statementFor(gateway.prisma, 'pet', args, options);
+        // The same read with other ids, lists and searched texts: the kept text, with the new values where the new read puts them.
+        const other = otherValues(args) as FindManyArgs;
+        const before = templates.size;
+        const kept = statementFor(gateway.prisma, 'pet', other, options)!;
+        const built = findManyStatement(models, 'pet', other, options);
+        expect({ sql: kept.sql, params: kept.params }).toEqual({ sql: built.sql, params: built.params });
+        if (templates.size === before) reused++;
+      }),
+      { numRuns: 200 },
+    );
+    expect(reused).toBeGreaterThan(100);
   });
 
   it('leave to Prisma what they do not cover, rather than read it differently', async () => {

@@ -158,8 +158,11 @@ describe('per-document memory under churn', () => {
     expect(of(after, 'evictions_total', 'verified_tokens', 'evict')).toBeGreaterThanOrEqual(7);
   });
 
-  it('reports the bounds it cannot count (Prisma’s query plans) and the statements it named', async () => {
+  it('reports the bounds it cannot count (Prisma’s query plans), the statements it named and the texts it keeps', async () => {
+    expect((await post({ query: '{ orders(first: 2) { edges { node { id } } } }' }, { authorization: `Bearer ${await testToken(['orders:read'])}` })).status).toBe(200);
     const after = await metrics();
+    expect(of(after, 'max_entries', 'statement_templates')).toBe(1_000);
+    expect(of(after, 'entries', 'statement_templates')).toBeGreaterThan(0);
     expect(of(after, 'max_entries', 'prisma_query_plans')).toBe(50);
     expect(of(after, 'max_entries', 'prepared_statement_names')).toBe(500);
     expect(of(after, 'entries', 'prepared_statement_names')).toBeGreaterThan(0);
