@@ -12,7 +12,7 @@
  *     statements and rows per request counted over sequential requests.
  *  5. Load pass: the same servers, started afresh straight on PostgreSQL, are driven with autocannon
  *     for a fixed duration per concurrency level after a warm-up.
- *  6. Ladder pass: the four reads answered by every rung of bench/ladder/server.ts (one SQL
+ *  6. Ladder pass: the five reads and every write answered by every rung of bench/ladder/server.ts (one SQL
  *     statement, Prisma alone, the schema in a bare yoga), the gateway field by field and as built,
  *     and PostGraphile, answers checked equal, at c = 10 and 50 (bench/lib/ladder.ts).
  *  7. Mix pass: a realistic mix of reads and 2% writes from 10 clients, with a staleness checker, on

@@ -1,6 +1,6 @@
 /**
- * The rungs of the benchmark's ladder below the gateway: the same four reads (the bench's BenchPets,
- * BenchCategories, BenchPet and BenchOrders documents) and every write (BenchPlaceOrder, BenchRename,
+ * The rungs of the benchmark's ladder below the gateway: the same five reads (the bench's BenchPets,
+ * BenchCategories, BenchPet, BenchOrders and BenchDeepOrders documents) and every write (BenchPlaceOrder, BenchRename,
  * BenchStock, BenchCompleteOrder, BenchCancelOrder, BenchCreatePet, BenchCreateCategory,
  * BenchRenameCategory, BenchDeletePet, BenchDeleteCategory), sent as the gateway gets them and
  * answered with the same JSON the gateway answers, by less and less machinery:
@@ -48,6 +48,8 @@ const upper = (status: string | null) => (status === null ? null : status.toUppe
 const inputOf = (request: Request) => (request.variables?.input ?? {}) as Record<string, unknown>;
 const idOf = (request: Request) => BigInt(String(request.variables?.id));
 const cursorOf = (id: bigint) => formatPrismaCursor({ id }, 'id');
+/** The order id of a page's `after` cursor (the Prisma plugin's `GPC:I:<id>` in base64). */
+const afterOf = (variables: Request['variables']) => BigInt(Buffer.from(String(variables?.after), 'base64').toString('utf8').slice('GPC:I:'.length));
 const json = (value: unknown) => JSON.stringify({ data: value });
 
 function prismaRung(strategy: 'join' | 'query'): Record<string, Answer> {
@@ -133,34 +135,38 @@ function prismaRung(strategy: 'join' | 'query'): Record<string, Answer> {
         pet: pet && { id: pet.id.toString(), name: pet.name, categoryId: pet.categoryId.toString(), status: upper(pet.status) },
       });
     },
-    async BenchOrders({ variables }) {
-      const first = Number(variables?.first);
-      const { rows, hasNextPage } = page(
-        await prisma.order.findMany({
-          take: first + 1,
-          skip: 0,
-          select: { id: true, petId: true, quantity: true, shipDate: true, complete: true },
-          where: {},
-          orderBy: { id: 'asc' },
-        }),
-        first,
-      );
-      return json({
-        orders: {
-          edges: rows.map((order) => ({
-            node: {
-              id: order.id.toString(),
-              petId: order.petId.toString(),
-              quantity: order.quantity,
-              shipDate: order.shipDate?.toISOString() ?? null,
-              complete: order.complete,
-            },
-          })),
-          pageInfo: { hasNextPage, endCursor: rows.length ? cursorOf(rows.at(-1)!.id) : null },
-        },
-      });
-    },
+    BenchOrders: ({ variables }) => ordersPage(Number(variables?.first)),
+    BenchDeepOrders: ({ variables }) => ordersPage(Number(variables?.first), afterOf(variables)),
   };
+
+  /** A page of orders from the first, or after the order `after` (Prisma's cursor, as the gateway's connection reads it). */
+  async function ordersPage(first: number, after?: bigint) {
+    const { rows, hasNextPage } = page(
+      await prisma.order.findMany({
+        take: first + 1,
+        skip: after === undefined ? 0 : 1,
+        ...(after === undefined ? {} : { cursor: { id: after } }),
+        select: { id: true, petId: true, quantity: true, shipDate: true, complete: true },
+        where: {},
+        orderBy: { id: 'asc' },
+      }),
+      first,
+    );
+    return json({
+      orders: {
+        edges: rows.map((order) => ({
+          node: {
+            id: order.id.toString(),
+            petId: order.petId.toString(),
+            quantity: order.quantity,
+            shipDate: order.shipDate?.toISOString() ?? null,
+            complete: order.complete,
+          },
+        })),
+        pageInfo: { hasNextPage, endCursor: rows.length ? cursorOf(rows.at(-1)!.id) : null },
+      },
+    });
+  }
 }
 
 /** The JSON of each read, built in one statement; a page's cursor is the plugin's `GPC:I:<id>` in base64. */
@@ -202,8 +208,8 @@ function sqlRung(): Record<string, Answer> {
     SELECT json_build_object('data', json_build_object('pet', (
       SELECT json_build_object('id', id::text, 'name', name, 'categoryId', category_id::text, 'status', upper(status::text))
       FROM pets WHERE id = $1)))::text AS answer`;
-  const orders = `
-    WITH page AS (SELECT id, pet_id, quantity, ship_date, complete FROM orders ORDER BY id LIMIT $1 + 1),
+  const ordersAfter = (condition: string) => `
+    WITH page AS (SELECT id, pet_id, quantity, ship_date, complete FROM orders ${condition} ORDER BY id LIMIT $1 + 1),
          shown AS (SELECT * FROM page ORDER BY id LIMIT $1)
     SELECT json_build_object('data', json_build_object('orders', json_build_object(
       'edges', coalesce((SELECT json_agg(json_build_object('node', json_build_object(
@@ -214,6 +220,8 @@ function sqlRung(): Record<string, Answer> {
         'hasNextPage', (SELECT count(*) FROM page) > $1,
         'endCursor', (SELECT ${cursor('max(id)::text')} FROM shown))
     )))::text AS answer`;
+  const orders = ordersAfter('');
+  const deepOrders = ordersAfter('WHERE id > $2');
   // The writes: the database function the gateway's write calls, with the same arguments (src/domain).
   const rename = `
     SELECT json_build_object('data', json_build_object('updatePet', json_build_object('id', $1::bigint::text, 'name', pet_name)))::text AS answer
@@ -263,6 +271,7 @@ function sqlRung(): Record<string, Answer> {
     BenchCategories: ({ variables }) => one('bench_categories', categories, [Number(variables?.first), Number(variables?.pets)]),
     BenchPet: ({ variables }) => one('bench_pet', pet, [String(variables?.id)]),
     BenchOrders: ({ variables }) => one('bench_orders', orders, [Number(variables?.first)]),
+    BenchDeepOrders: ({ variables }) => one('bench_deep_orders', deepOrders, [Number(variables?.first), String(afterOf(variables))]),
   };
 }
 

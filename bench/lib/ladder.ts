@@ -8,7 +8,7 @@ import type { LadderResult, LadderRung } from './report.js';
 import { send, startGateway, startPostGraphile } from './servers.js';
 
 /**
- * The ladder pass: the four reads the gateway is judged by, and every write, answered by less and less
+ * The ladder pass: the five reads the gateway is judged by, and every write, answered by less and less
  * machinery (bench/ladder/server.ts), by the gateway with field-by-field execution only, with its plans
  * on Prisma's statements (reads), as built, and by PostGraphile, side by side at c = 10 and 50. Every
  * rung's answer to the same request is checked equal to the gateway's before it is measured (a write
@@ -44,7 +44,7 @@ export const ladderRungs: LadderResult['rungs'] = [
 ];
 
 /** The operations of the ladder: the bench operations the rungs of bench/ladder/server.ts answer. */
-const LADDER_OPERATIONS = ['1', '2', '3a', '4b', '5', '6', '7', '8', '9', '10', '11', '12', '13', '14'];
+const LADDER_OPERATIONS = ['1', '2', '3a', '4b', '4d', '5', '6', '7', '8', '9', '10', '11', '12', '13', '14'];
 
 /** Every string of an answer as one placeholder: what two writes of rows of their own have in common. */
 const masked = (value: unknown): unknown => {
