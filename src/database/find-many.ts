@@ -2,6 +2,7 @@ import { getDatamodel } from '../generated/pothos-prisma-types.js';
 import * as enums from '../generated/prisma/enums.js';
 import { directAccessOf, type PrismaClient, runOnPool } from './client.js';
 import { keptCountExpression, matchesEveryRow } from './row-counts.js';
+import type { Statement } from './statement-templates.js';
 
 /**
  * A Prisma `findMany` read with one SQL statement of the gateway's own,
@@ -34,15 +35,6 @@ export interface FindManyArgs {
   take?: number;
   skip?: number;
   cursor?: Row;
-}
-
-export interface Statement {
-  sql: string;
-  params: unknown[];
-  /** The statement's rows (each an array of its columns' values, as pg's rowMode 'array' gives them) as Prisma's findMany would have answered. */
-  decode(rows: ReadonlyArray<readonly unknown[]>): Row[];
-  /** With `withTotalUpTo`: how many rows the read's `where` matches (up to that many), carried by every row; undefined when the page has none. */
-  total(rows: ReadonlyArray<readonly unknown[]>): number | undefined;
 }
 
 /** A read outside what a statement of our own covers: it goes through Prisma. */

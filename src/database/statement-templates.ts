@@ -1,7 +1,16 @@
 import { LRUCache } from 'lru-cache';
-import type { Statement } from './find-many.js';
 
 type Row = Record<string, unknown>;
+
+/** A statement of the gateway's own (find-many.ts): its text, its parameters, and how its rows are read. */
+export interface Statement {
+  sql: string;
+  params: unknown[];
+  /** The statement's rows (each an array of its columns' values, as pg's rowMode 'array' gives them) as Prisma's findMany would have answered. */
+  decode(rows: ReadonlyArray<readonly unknown[]>): Row[];
+  /** With `withTotalUpTo`: how many rows the read's `where` matches (up to that many), carried by every row; undefined when the page has none. */
+  total(rows: ReadonlyArray<readonly unknown[]>): number | undefined;
+}
 
 /**
  * The texts of the gateway's own statements (find-many.ts), kept by the structure of the read each
