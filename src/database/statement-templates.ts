@@ -47,7 +47,7 @@ const PRISMA = 'prisma';
 const UNBOUND = 'unbound';
 
 /** Distinct structures of reads kept. */
-export const STATEMENT_TEMPLATES_MAX_ENTRIES = 1_000;
+const STATEMENT_TEMPLATES_MAX_ENTRIES = 1_000;
 
 export function createStatementTemplates(max = STATEMENT_TEMPLATES_MAX_ENTRIES): StatementTemplates {
   const kept = new LRUCache<string, Template | typeof PRISMA | typeof UNBOUND>({
