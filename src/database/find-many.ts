@@ -528,13 +528,18 @@ const modelsByClient = new WeakMap<PrismaClient, Models | null>();
  * read (statement-templates.ts).
  */
 export function statementFor(prisma: PrismaClient, modelName: string, args: FindManyArgs, options: { withTotalUpTo?: number } = {}): Statement | undefined {
-  let known = modelsByClient.get(prisma);
-  if (known === undefined) modelsByClient.set(prisma, (known = modelsOf(prisma) ?? null));
-  if (known === null) return undefined;
-  const models = known;
+  const models = modelsFor(prisma);
+  if (!models) return undefined;
   const templates = directAccessOf(prisma)?.templates;
   const build = () => built(models, modelName, args, options);
-  return templates ? templates.statementOf(`${modelName} ${options.withTotalUpTo ?? ''}`, args as unknown as Record<string, unknown>, build) : build();
+  return templates ? templates.statementOf(`${modelName} ${options.withTotalUpTo ?? ''}`, args, build) : build();
+}
+
+/** The client's models, read once per client; undefined when its Prisma does not hold them. */
+function modelsFor(prisma: PrismaClient): Models | undefined {
+  let models = modelsByClient.get(prisma);
+  if (models === undefined) modelsByClient.set(prisma, (models = modelsOf(prisma) ?? null));
+  return models ?? undefined;
 }
 
 function built(models: Models, modelName: string, args: FindManyArgs, options: { withTotalUpTo?: number }): Statement | undefined {

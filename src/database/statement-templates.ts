@@ -26,7 +26,7 @@ export interface StatementTemplates {
    * limit): the kept template's text with this read's values, or else what `build` makes of it
    * (undefined: the read goes through Prisma), kept for the next read of its structure.
    */
-  statementOf(kind: string, args: Row, build: () => Statement | undefined): Statement | undefined;
+  statementOf(kind: string, args: object, build: () => Statement | undefined): Statement | undefined;
   readonly size: number;
   readonly max: number;
   /** Told of each template pushed out to stay within the bound (its metric). */
