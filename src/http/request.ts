@@ -31,3 +31,32 @@ export function clientAddress(trust: TrustProxy): (request: IncomingMessage) => 
     trust === true ? () => true : typeof trust === 'number' ? (_: string, hop: number) => hop < trust : proxyAddr.compile(trust);
   return (request) => (request.socket.remoteAddress === undefined ? undefined : proxyAddr(request, trusted));
 }
+
+/**
+ * `request` whose body was read already, as `body`: what reads it again (yoga's request parsers, by
+ * `json()` or `text()`) gets that text, and everything else is the request's own. A `new
+ * Request(url, { method, headers, body })` would copy its URL, headers and body to give the same,
+ * which cost a miss of the response cache more than its lookup (docs/performance.md, "A miss read
+ * its body twice").
+ */
+export function requestWithBody(request: Request, body: string): Request {
+  let stream: ReadableStream<Uint8Array> | undefined;
+  const own = new Map<PropertyKey, () => unknown>([
+    ['text', () => () => Promise.resolve(body)],
+    // Rejected, as Request's json() is, when the text is not JSON.
+    ['json', () => () => new Promise((resolve) => resolve(JSON.parse(body)))],
+    ['arrayBuffer', () => () => Promise.resolve(new TextEncoder().encode(body).buffer)],
+    ['body', () => (stream ??= new Response(body).body!)],
+    ['bodyUsed', () => false],
+    ['clone', () => () => requestWithBody(request, body)],
+  ]);
+  return new Proxy(request, {
+    get(target, property) {
+      const read = own.get(property);
+      if (read) return read();
+      // The request's own accessors and methods, run on it (a Request's check their receiver).
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}

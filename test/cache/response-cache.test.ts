@@ -374,6 +374,42 @@ describe('bounds', () => {
   });
 });
 
+describe('the body as sent', () => {
+  const post = (contentType: string, body: string) =>
+    fetch(`${gateway.baseUrl}/graphql`, { method: 'POST', headers: { 'content-type': contentType, accept: 'application/json' }, body });
+
+  it('is read once and answered from: JSON under either of its media types, a miss and then a hit', async () => {
+    const query = `{ pet(id: "${petId}") { name } }`;
+    const { name } = await gateway.prisma.pet.findUniqueOrThrow({ where: { id: BigInt(petId) } });
+    for (const contentType of ['application/json', 'application/graphql+json']) {
+      const hitsBefore = await lookups('hit');
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const response = await post(contentType, JSON.stringify({ query }));
+        expect(response.status).toBe(200);
+        expect(((await response.json()) as GraphQLAnswer).data).toEqual({ pet: { name } });
+      }
+      expect(await lookups('hit')).toBe(hitsBefore + 1);
+    }
+  });
+
+  it('that is not a GraphQL request is refused as without the cache, every time', async () => {
+    const refusals: Array<[body: string, message: string]> = [
+      [`{"query": "{ pet(id: ${petId}`, 'POST body sent invalid JSON.'],
+      ['null', 'POST body is expected to be object but received null'],
+      ['"text"', 'POST body is expected to be object but received string'],
+      ['{"query": 1}', 'Expected "query" param to be a string, but given number.'],
+    ];
+    for (const [body, message] of refusals) {
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const response = await post('application/json', body);
+        expect(response.status).toBe(400);
+        const answer = (await response.json()) as GraphQLAnswer;
+        expect(answer.errors?.map((error) => [error.message, error.extensions?.code])).toEqual([[message, 'VALIDATION_FAILED']]);
+      }
+    }
+  });
+});
+
 describe('what is never cached', () => {
   it('answers with errors', async () => {
     const query = 'query ($id: ID!) { pet(id: $id) { name } orders(first: 1) { totalCount } }';

@@ -6,6 +6,7 @@ import type { DomainError } from '../../errors.js';
 import { isWholeAnswer, passOn, wholeAnswer } from '../answer.js';
 import { type CostBudget, type Refused, type Taken, throttled } from '../demand/budget.js';
 import { refusal } from '../refusal.js';
+import { requestWithBody } from '../request.js';
 import type { CacheNote, DemandNote, GatewayEnv, RequestContext } from '../types.js';
 import type { CachedAnswer, NewAnswer, ResponseCache } from './store.js';
 
@@ -28,8 +29,8 @@ export async function answerWithCache(
   budget?: CostBudget,
 ) {
   const body = c.req.method === 'POST' ? await c.req.text() : '';
-  // The body is read: GraphQL gets a request of its own that carries it.
-  const forward = () => (c.req.method === 'POST' ? new Request(c.req.url, { method: 'POST', headers: c.req.raw.headers, body }) : c.req.raw);
+  // The body is read: GraphQL reads it from here.
+  const forward = () => (c.req.method === 'POST' ? requestWithBody(c.req.raw, body) : c.req.raw);
   if (/^\s*\[/.test(body)) return passOn(c, await yoga.handle(forward(), serverContext));
   const query = c.req.url.indexOf('?');
   const key = cache.keyOf({
