@@ -41,19 +41,23 @@ export function clientAddress(trust: TrustProxy): (request: IncomingMessage) => 
  */
 export function requestWithBody(request: Request, body: string): Request {
   let stream: ReadableStream<Uint8Array> | undefined;
-  const own = new Map<PropertyKey, () => unknown>([
-    ['text', () => () => Promise.resolve(body)],
-    // Rejected, as Request's json() is, when the text is not JSON.
-    ['json', () => () => new Promise((resolve) => resolve(JSON.parse(body)))],
-    ['arrayBuffer', () => () => Promise.resolve(new TextEncoder().encode(body).buffer)],
-    ['body', () => (stream ??= new Response(body).body!)],
-    ['bodyUsed', () => false],
-    ['clone', () => () => requestWithBody(request, body)],
-  ]);
   return new Proxy(request, {
     get(target, property) {
-      const read = own.get(property);
-      if (read) return read();
+      switch (property) {
+        case 'text':
+          return () => Promise.resolve(body);
+        case 'json':
+          // Rejected, as Request's json() is, when the text is not JSON.
+          return () => new Promise((resolve) => resolve(JSON.parse(body)));
+        case 'arrayBuffer':
+          return () => Promise.resolve(new TextEncoder().encode(body).buffer);
+        case 'body':
+          return (stream ??= new Response(body).body!);
+        case 'bodyUsed':
+          return false;
+        case 'clone':
+          return () => requestWithBody(target, body);
+      }
       // The request's own accessors and methods, run on it (a Request's check their receiver).
       const value: unknown = Reflect.get(target, property, target);
       return typeof value === 'function' ? value.bind(target) : value;

@@ -378,7 +378,7 @@ describe('the body as sent', () => {
   const post = (contentType: string, body: string) =>
     fetch(`${gateway.baseUrl}/graphql`, { method: 'POST', headers: { 'content-type': contentType, accept: 'application/json' }, body });
 
-  it('is read once and answered from: JSON under either of its media types, a miss and then a hit', async () => {
+  it('is what GraphQL answers from: JSON under either of its media types, a miss and then a hit with the same answer', async () => {
     const query = `{ pet(id: "${petId}") { name } }`;
     const { name } = await gateway.prisma.pet.findUniqueOrThrow({ where: { id: BigInt(petId) } });
     for (const contentType of ['application/json', 'application/graphql+json']) {

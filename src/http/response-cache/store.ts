@@ -109,7 +109,7 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
 
   return {
     versions,
-    // One call of crypto.hash: a Hash object fed in two parts cost twice as much.
+    // One call of crypto.hash, no Hash object: every lookup makes a key.
     keyOf: ({ principal, method, search, accept, contentType, body }) =>
       // Who may share it: the scope set, never the token nor its subject.
       hash('sha256', `${[...principal.scopes].sort().join(' ')}\0${method}\0${accept}\0${contentType}\0${search}\0${body}`, 'base64url'),
