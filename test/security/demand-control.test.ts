@@ -292,6 +292,64 @@ describe('one budget for every instance (REDIS_URL)', () => {
     await Promise.all([first.stop(), second.stop()]);
   });
 
+  it("spends a busy client's budget a share at a time, never past it across two processes, and loses no point", { timeout: 120_000 }, async () => {
+    const capacity = 1_000;
+    const sharing = { ...settings, COST_BUDGET_CAPACITY: String(capacity), RATE_LIMIT_REQUESTS: '100000' };
+    const [first, second] = await Promise.all([startProcess(databaseUrl, sharing), startProcess(databaseUrl, sharing)]);
+    const subject = `busy-${randomUUID()}`;
+    const bucket = `${keyPrefix}:cost:sub:${subject}`;
+    const token = await mintToken(new TextEncoder().encode(secret), { subject, scopes: [], expiresIn: '5m' });
+    // An empty database: each answer reserves 11 points and spends 1.
+    const query = { query: '{ categories(first: 10) { nodes { id } } }' };
+    const watcher = new Redis(REDIS_URL);
+    const monitor = await watcher.monitor();
+    let bucketSteps = 0;
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      const command = args[0]?.toLowerCase();
+      if ((command === 'evalsha' || command === 'eval') && args.includes(bucket)) bucketSteps += 1;
+    });
+    try {
+      // Four requests at a time on each process, 200 more than the budget holds.
+      const requests = capacity + 200;
+      let sent = 0;
+      let spent = 0;
+      let refused = 0;
+      const client = async (baseUrl: string) => {
+        while (sent < requests) {
+          sent += 1;
+          const answer = await postGraphQL(baseUrl, query, bearer(token));
+          if (answer.status === 200) spent += answer.cost!.actual;
+          else {
+            expect(answer.status, answer.text).toBe(429);
+            expect(answer.body.errors?.[0]?.extensions).toMatchObject({ code: 'THROTTLED', status: 429 });
+            refused += 1;
+          }
+        }
+      };
+      await Promise.all([first.baseUrl, second.baseUrl].flatMap((baseUrl) => Array.from({ length: 4 }, () => client(baseUrl))));
+      expect(spent).toBeLessThanOrEqual(capacity);
+      expect(refused).toBeGreaterThanOrEqual(requests - capacity);
+      // Every refusal is a step in Redis. Without shares each answer let through is two (its reservation, then
+      // what it did not spend given back); with them, fewer than one, though near the end of a budget every
+      // request is counted exactly.
+      expect(bucketSteps - refused).toBeLessThan(requests - refused);
+      // What the shares still hold goes back with each process's next request, once they have sat unused.
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      for (const gateway of [first, second]) {
+        const answer = await postGraphQL(gateway.baseUrl, query, bearer(token));
+        if (answer.status === 200) spent += answer.cost!.actual;
+      }
+      if (redis.status === 'wait') await redis.connect();
+      const left = Number(await redis.hget(bucket, 'tokens'));
+      // Every point is spent by an answer or back in the bucket (its refill, 0.001 a second, aside).
+      expect(left).toBeCloseTo(capacity - spent, 0);
+    } finally {
+      monitor.disconnect();
+      watcher.disconnect();
+      await Promise.all([first.stop(), second.stop()]);
+    }
+  });
+
   it('keeps answering while Redis is away, as COST_BUDGET_ON_REDIS_FAILURE says, within the time limit', { timeout: 120_000 }, async () => {
     const proxy = await startFaultProxy({ host: '127.0.0.1', port: 6379 });
     const through = { ...settings, REDIS_URL: proxy.urlFor(REDIS_URL), REDIS_COMMAND_TIMEOUT_MS: '300', COST_BUDGET_CAPACITY: '500' };

@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import { DomainError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import { boundedCache, type CacheMetrics } from '../../observability/caches.js';
+import { createBudgetShares, type SharedStep, type Stepped } from './budget-shares.js';
 
 /**
  * Each client's budget of cost points: a token bucket that holds `capacity` points and refills at
@@ -10,7 +11,7 @@ import { boundedCache, type CacheMetrics } from '../../observability/caches.js';
  * taken at once (so concurrent requests cannot spend the same points twice); once it has run, the
  * difference to its actual cost is given back (or, above the estimate, taken as far as the bucket
  * goes: never below zero). Shared by every instance through Redis (one Lua script, atomic, on
- * Redis' clock), in process without it.
+ * Redis' clock; a busy client's a share at a time, budget-shares.ts), in process without it.
  */
 
 export type BudgetOnRedisFailure = 'local' | 'allow' | 'refuse';
@@ -67,7 +68,7 @@ interface Bucket {
 
 type Mode = 'take' | 'adjust';
 
-/** The same step as the Lua script below, on a bucket kept in process. */
+/** The same step as the Lua script below, on a bucket kept in process (whose steps take what they need). */
 function step(bucket: Bucket | undefined, settings: BudgetSettings, now: number, points: number, mode: Mode) {
   const { capacity, refillPerSecond } = settings;
   let tokens = bucket ? Math.min(capacity, bucket.tokens + ((now - bucket.at) * refillPerSecond) / 1000) : capacity;
@@ -87,25 +88,35 @@ local capacity = tonumber(ARGV[1])
 local rate = tonumber(ARGV[2])
 local points = tonumber(ARGV[3])
 local mode = ARGV[4]
+local want = tonumber(ARGV[5])
+local credit = tonumber(ARGV[6])
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local kept = redis.call('HMGET', KEYS[1], 'tokens', 'at')
 local tokens = tonumber(kept[1])
 local at = tonumber(kept[2])
 if tokens == nil or at == nil then tokens = capacity; at = now end
-tokens = math.min(capacity, tokens + (now - at) * rate / 1000)
+tokens = math.min(capacity, tokens + (now - at) * rate / 1000 + credit)
 local taken = 1
+local granted = 0
 if mode == 'take' then
-  if tokens >= points then tokens = tokens - points else taken = 0 end
+  if tokens >= points then
+    granted = math.max(points, math.min(want, math.floor(tokens)))
+    tokens = tokens - granted
+  else
+    taken = 0
+  end
 else
   tokens = math.max(0, math.min(capacity, tokens - points))
 end
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
 redis.call('PEXPIRE', KEYS[1], math.ceil((capacity - tokens) / rate * 1000) + 1000)
-return { taken, tostring(tokens) }
+return { taken, tostring(granted), tostring(tokens) }
 `;
 
-type BudgetRedis = Redis & { costBudgetStep(key: string, capacity: number, rate: number, points: number, mode: Mode): Promise<[number, string]> };
+type BudgetRedis = Redis & {
+  costBudgetStep(key: string, capacity: number, rate: number, points: number, mode: Mode, want: number, credit: number): Promise<[number, string, string]>;
+};
 
 export function createCostBudget(options: {
   settings: BudgetSettings;
@@ -130,20 +141,19 @@ export function createCostBudget(options: {
     resetSeconds: Math.ceil((settings.capacity - tokens) / settings.refillPerSecond),
   });
 
-  const local = (client: string, points: number, mode: Mode) => {
+  const local = (client: string, points: number, mode: Mode): Stepped => {
     const result = step(buckets.get(client), settings, Date.now(), points, mode);
     buckets.set(client, result.bucket);
-    return { taken: result.taken, tokens: result.tokens };
+    return { taken: result.taken, granted: result.taken ? points : 0, tokens: result.tokens };
   };
 
   let warned = false;
-  const run = (client: string, points: number, mode: Mode): MaybePromise<{ taken: boolean; tokens: number }> =>
-    redis ? shared(redis, client, points, mode) : local(client, points, mode);
-  const shared = async (redis: BudgetRedis, client: string, points: number, mode: Mode): Promise<{ taken: boolean; tokens: number }> => {
+  const inRedis = (redis: BudgetRedis): SharedStep => async (client, points, mode, want, credit) => {
     try {
-      const [taken, tokens] = await redis.costBudgetStep(`${options.keyPrefix}:${client}`, settings.capacity, settings.refillPerSecond, points, mode);
+      const key = `${options.keyPrefix}:${client}`;
+      const [taken, granted, tokens] = await redis.costBudgetStep(key, settings.capacity, settings.refillPerSecond, points, mode, want, credit);
       warned = false;
-      return { taken: taken === 1, tokens: Number(tokens) };
+      return { taken: taken === 1, granted: Number(granted), tokens: Number(tokens) };
     } catch (error) {
       options.onRedisFailure?.(settings.onRedisFailure);
       if (!warned) {
@@ -151,25 +161,27 @@ export function createCostBudget(options: {
         options.logger.warn({ err: error, fallback: settings.onRedisFailure }, 'cost budgets: Redis did not answer');
       }
       if (settings.onRedisFailure === 'local') return local(client, points, mode);
-      if (settings.onRedisFailure === 'allow') return { taken: true, tokens: settings.capacity };
+      if (settings.onRedisFailure === 'allow') return { taken: true, granted: points, tokens: settings.capacity };
       throw new DomainError('UNAVAILABLE', 'Budgets cannot be checked right now; try again shortly.', undefined, 2);
     }
   };
+  const shared = redis ? inRedis(redis) : undefined;
+  const shares = shared ? createBudgetShares(shared, { maxClients: options.maxClients, caches: options.caches }) : undefined;
 
   return {
     settings,
     take(client, points) {
-      return mapMaybePromise(run(client, points, 'take'), ({ taken, tokens }): Taken | Refused =>
+      return mapMaybePromise(shares ? shares.take(client, points) : local(client, points, 'take'), ({ taken, tokens }): Taken | Refused =>
         taken
           ? { ...stateOf(tokens), taken: true }
           : { ...stateOf(tokens), taken: false, retryAfterSeconds: Math.max(1, Math.ceil((points - tokens) / settings.refillPerSecond)) },
       );
     },
     adjust(client, points) {
-      return mapMaybePromise(run(client, points, 'adjust'), ({ tokens }) => stateOf(tokens));
+      return mapMaybePromise(shares ? shares.adjust(client, points) : local(client, points, 'adjust'), ({ tokens }) => stateOf(tokens));
     },
     peek(client) {
-      return mapMaybePromise(run(client, 0, 'adjust'), ({ tokens }) => stateOf(tokens));
+      return mapMaybePromise(shared ? shared(client, 0, 'adjust', 0, 0) : local(client, 0, 'adjust'), ({ tokens }) => stateOf(tokens));
     },
   };
 }
