@@ -369,6 +369,11 @@ describe('one budget for every instance (REDIS_URL)', () => {
       expect(refused.status, refused.text).toBe(503);
       expect(refused.body.errors?.[0]?.extensions).toMatchObject({ code: 'UNAVAILABLE', status: 503 });
       expect(Date.now() - started).toBeLessThan(5_000);
+      // A busy client's requests wait for one step of its bucket at most, not for each other's in turn.
+      const together = Date.now();
+      const busy = await Promise.all(Array.from({ length: 10 }, () => postGraphQL(local.baseUrl, query, bearer(token))));
+      expect(busy.map((answer) => answer.status)).toEqual(Array.from({ length: 10 }, () => 200));
+      expect(Date.now() - together).toBeLessThan(10 * 300);
       proxy.set('pass');
     } finally {
       await Promise.all([local.stop(), refuse.stop()]);

@@ -40,12 +40,14 @@ interface Share {
  * counted (rate-limit-shares.ts).
  *
  * Every step of a client that is not busy is taken in Redis as it is (so small budgets and quiet
- * clients are counted exactly, across instances). A client whose share ran out soon after it was
- * taken gets a share twice as big the next time, up to 32 requests' estimates and never more than a
+ * clients are counted exactly, across instances). A client that used its share within 100 ms
+ * gets one twice as big the next time, up to 32 requests' estimates and never more than a
  * sixteenth of what its bucket held; its requests then take their estimates from the share and give
  * back what they did not spend into it, in this process, until it no longer holds the next
  * estimate. What is left of it then goes back into the bucket in the same step that takes the next
- * share (or the exact estimate), so the bucket decides every refusal with all of it. A share's points
+ * share (or the exact estimate), so the bucket decides every refusal with all of it. Requests that
+ * come while a client's step is under way wait for it, once: those its share does not cover step on
+ * their own, so none waits for more than one step besides its own. A share's points
  * are taken from the bucket when it is taken, so no two instances spend the same points; what one
  * instance holds is not there for the others, so a busy client may be refused up to that many points
  * early on another instance. A share left when the client goes quiet goes back with its next request.
@@ -70,7 +72,7 @@ export function createBudgetShares(step: SharedStep, options: { maxClients: numb
   /** Each client's step in Redis under way: its other requests wait for the share it brings rather than step beside it. */
   const stepping = new Map<string, Promise<Stepped>>();
 
-  const take = (client: string, points: number): MaybePromise<Stepped> => {
+  const take = (client: string, points: number, waited = false): MaybePromise<Stepped> => {
     const now = Date.now();
     const share = spendable(client, now);
     if (share && share.left >= points) {
@@ -78,9 +80,10 @@ export function createBudgetShares(step: SharedStep, options: { maxClients: numb
       share.usedAt = now;
       return { taken: true, granted: points, tokens: share.shared + share.left };
     }
-    const under = stepping.get(client);
+    // Once at most: when the share it brought does not cover this request (or Redis did not answer), it steps on its own.
+    const under = waited ? undefined : stepping.get(client);
     if (under) {
-      const again = () => take(client, points);
+      const again = () => take(client, points, true);
       return under.then(again, again);
     }
     const held = shares.get(client);
@@ -105,7 +108,7 @@ export function createBudgetShares(step: SharedStep, options: { maxClients: numb
   };
 
   return {
-    take,
+    take: (client: string, points: number) => take(client, points),
 
     adjust(client: string, points: number): MaybePromise<{ tokens: number }> {
       const now = Date.now();
