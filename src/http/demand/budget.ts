@@ -37,7 +37,8 @@ export type Refused = BudgetState & { taken: false; retryAfterSeconds: number };
 
 /**
  * Each step answers at once when the buckets are kept in process (no promise, so a request that
- * spends its budget waits for nothing), and when Redis has answered when they are shared.
+ * spends its budget waits for nothing) or the step is within this instance's share of a shared
+ * bucket, and when Redis has answered otherwise.
  */
 export interface CostBudget {
   readonly settings: BudgetSettings;
@@ -165,8 +166,7 @@ export function createCostBudget(options: {
       throw new DomainError('UNAVAILABLE', 'Budgets cannot be checked right now; try again shortly.', undefined, 2);
     }
   };
-  const shared = redis ? inRedis(redis) : undefined;
-  const shares = shared ? createBudgetShares(shared, { maxClients: options.maxClients, caches: options.caches }) : undefined;
+  const shares = redis ? createBudgetShares(inRedis(redis), { maxClients: options.maxClients, caches: options.caches }) : undefined;
 
   return {
     settings,
@@ -181,7 +181,7 @@ export function createCostBudget(options: {
       return mapMaybePromise(shares ? shares.adjust(client, points) : local(client, points, 'adjust'), ({ tokens }) => stateOf(tokens));
     },
     peek(client) {
-      return mapMaybePromise(shared ? shared(client, 0, 'adjust', 0, 0) : local(client, 0, 'adjust'), ({ tokens }) => stateOf(tokens));
+      return mapMaybePromise(shares ? shares.peek(client) : local(client, 0, 'adjust'), ({ tokens }) => stateOf(tokens));
     },
   };
 }
