@@ -69,7 +69,7 @@ interface Bucket {
 
 type Mode = 'take' | 'adjust';
 
-/** The same step as the Lua script below, on a bucket kept in process (whose steps take what they need). */
+/** The same step as the Lua script below, on a bucket kept in process: a take there takes its points, no share. */
 function step(bucket: Bucket | undefined, settings: BudgetSettings, now: number, points: number, mode: Mode) {
   const { capacity, refillPerSecond } = settings;
   let tokens = bucket ? Math.min(capacity, bucket.tokens + ((now - bucket.at) * refillPerSecond) / 1000) : capacity;
