@@ -1,5 +1,6 @@
 import type { MaybePromise } from '@graphql-tools/utils';
 import { boundedCache, type CacheMetrics } from '../../observability/caches.js';
+import { BUSY_WITHIN_MS, nextShareSize } from '../share-sizes.js';
 
 /** What a step of a bucket kept in Redis answers: whether it took, the points it took, and what the bucket holds after it. */
 export interface Stepped {
@@ -15,12 +16,6 @@ export interface Stepped {
  */
 export type SharedStep = (client: string, points: number, mode: 'take' | 'adjust', want: number, credit: number) => Promise<Stepped>;
 
-/** A share never covers more than this many requests of the size of the one that took it. */
-const MAX_SHARE_REQUESTS = 32;
-/** A share never holds more than this part of what the bucket held when it was taken. */
-const PART_OF_REMAINING = 16;
-/** A client that used its share within this time is busy: its next share is twice as big. */
-const BUSY_WITHIN_MS = 100;
 /** A share untouched this long is not spent from: what is left of it goes back with the next step in Redis. */
 const IDLE_MS = 1_000;
 
@@ -60,7 +55,7 @@ export function createBudgetShares(step: SharedStep, options: { maxClients: numb
 
   const nextSize = (share: Share | undefined, points: number, now: number) => {
     if (!share || now - share.usedAt >= BUSY_WITHIN_MS) return points;
-    return Math.max(points, Math.min(share.size * 2, points * MAX_SHARE_REQUESTS, Math.floor(share.shared / PART_OF_REMAINING)));
+    return nextShareSize(share.size, points, share.shared);
   };
 
   /** A share of this client to spend from now: one used within IDLE_MS. */

@@ -1,5 +1,6 @@
 import { type RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
 import { boundedCache, type CacheMetrics } from '../../observability/caches.js';
+import { BUSY_WITHIN_MS, nextShareSize } from '../share-sizes.js';
 
 /** A request counted: what the client has left of its window, and when the window ends. */
 export interface Counted {
@@ -15,12 +16,6 @@ export interface OverLimit {
 /** What the limiter's refusal tells the client: whole seconds, one at least. */
 export const overLimit = (refused: RateLimiterRes): OverLimit => ({ retryAfter: Math.max(1, Math.ceil(refused.msBeforeNext / 1000)) });
 
-/** The most requests one share covers: one counter call in Redis per this many requests of a busy client. */
-const MAX_SHARE = 32;
-/** A share never holds more than this part of what the client had left when it was taken. */
-const PART_OF_REMAINING = 16;
-/** A client whose share ran out within this time of being taken is busy: its next share is twice as big. */
-const BUSY_WITHIN_MS = 100;
 
 /** Two replies whose windows end this close together speak of the same window (one lasts a second at least). */
 const SAME_WINDOW_MS = 250;
@@ -44,7 +39,7 @@ interface Share {
  * Every request of a client that is not busy is counted in Redis on its own, as the limiter
  * counts it (so small limits and quiet clients are counted exactly, across instances). A client
  * whose share ran out soon after it was taken gets a share twice as big the next time, up to
- * MAX_SHARE and never more than a sixteenth of what it had left; its requests are then counted
+ * 32 and never more than a sixteenth of what it had left; its requests are then counted
  * in this process until the share runs out. A share's points are counted in Redis when it is
  * taken, so no instance lets a client through more than its limit in a window; what one
  * instance holds unused is not left for the others, so a busy client may be refused at most
@@ -61,7 +56,7 @@ export function createSharedCounts(limiter: RateLimiterAbstract, options: { poin
     if (!share) return 1;
     const busy = share.left === 0 && now - share.takenAt < BUSY_WITHIN_MS && now < share.windowEnd;
     if (!busy) return 1;
-    return Math.max(1, Math.min(share.size * 2, MAX_SHARE, Math.floor(share.shared / PART_OF_REMAINING)));
+    return nextShareSize(share.size, 1, share.shared);
   };
 
   return async function count(client: string): Promise<Counted | OverLimit> {
