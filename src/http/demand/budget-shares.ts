@@ -105,10 +105,10 @@ export function createBudgetShares(step: SharedStep, options: { maxClients: numb
   return {
     take: (client: string, points: number) => take(client, points),
 
-    /** Where the client stands as this instance sees it: what its share holds counted in. */
+    /** Where the client stands as this instance sees it: what a busy client's share holds counted in. */
     peek(client: string): MaybePromise<{ tokens: number }> {
       const share = spendable(client, Date.now());
-      return share ? { tokens: share.shared + share.left } : step(client, 0, 'adjust', 0, 0);
+      return share?.spare ? { tokens: share.shared + share.left } : step(client, 0, 'adjust', 0, 0);
     },
 
     adjust(client: string, points: number): MaybePromise<{ tokens: number }> {
