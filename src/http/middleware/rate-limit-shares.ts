@@ -16,7 +16,6 @@ export interface OverLimit {
 /** What the limiter's refusal tells the client: whole seconds, one at least. */
 export const overLimit = (refused: RateLimiterRes): OverLimit => ({ retryAfter: Math.max(1, Math.ceil(refused.msBeforeNext / 1000)) });
 
-
 /** Two replies whose windows end this close together speak of the same window (one lasts a second at least). */
 const SAME_WINDOW_MS = 250;
 
