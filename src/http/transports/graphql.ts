@@ -21,6 +21,7 @@ import { useOperationSpans } from '../plugins/use-operation-spans.js';
 import { useReadRouting } from '../plugins/use-read-routing.js';
 import { useRequestChecks } from '../plugins/use-request-checks.js';
 import { useQueryLimits } from '../plugins/use-query-limits.js';
+import { useRequestCaches } from '../plugins/use-request-caches.js';
 import { useRequestDeadline } from '../plugins/use-request-deadline.js';
 import { answerWithCache } from '../response-cache/serve.js';
 import type { ResponseCache } from '../response-cache/store.js';
@@ -168,6 +169,8 @@ export function createGraphQLHandler(options: GraphQLOptions): GraphQLHandler {
         : []),
       useWriteTags(writeListeners),
       ...(options.responseCache ? [useResponseCache()] : []),
+      // Whichever engine executes: Pothos' caches of the request are let go when its execution ends.
+      useRequestCaches(),
       // The executor: after every plugin that acts around execution, so each acts around the plan as around graphql-js.
       useQueryPlans(options.plans, { countExecution: (engine) => options.metrics.executions.inc({ engine }), traced: settings.tracing.enabled }),
       // After every plugin that chooses the executor: a live query runs the one they chose, again and again.
