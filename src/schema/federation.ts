@@ -1,5 +1,6 @@
 import { printSubgraphSchema } from '@apollo/subgraph';
 import { MapperKind, mapSchema } from '@graphql-tools/utils';
+import { createContextCache } from '@pothos/core';
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import DataLoader from 'dataloader';
 import {
@@ -109,16 +110,13 @@ const plannedEntities: PlannedRead = {
 
 /**
  * One loader per request, `_entities` field (an alias has its own selection) and type: every
- * representation of that type in the field is read by one statement, whatever their number.
+ * representation of that type in the field is read by one statement, whatever their number. Kept
+ * among Pothos' caches of the request, which are let go when its execution ends (useRequestCaches).
  */
-const loaders = new WeakMap<object, Map<string, DataLoader<bigint, unknown>>>();
+const loadersOf = createContextCache(() => new Map<string, DataLoader<bigint, unknown>>());
 
 function loaderFor(typename: EntityType, ctx: GraphQLContext, info: GraphQLResolveInfo): DataLoader<bigint, Keyed | null> {
-  let byField = loaders.get(ctx);
-  if (!byField) {
-    byField = new Map();
-    loaders.set(ctx, byField);
-  }
+  const byField = loadersOf(ctx);
   const name = `${typename}@${info.path.key}`;
   let loader = byField.get(name) as DataLoader<bigint, Keyed | null> | undefined;
   if (!loader) {
