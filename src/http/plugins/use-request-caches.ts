@@ -1,15 +1,16 @@
 import { initContextCache } from '@pothos/core';
-import type { Plugin } from 'graphql-yoga';
+import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 
 /**
- * The caches Pothos keeps for one request (scope-auth's evaluated scopes, the Prisma plugin's
- * loaders) live in WeakMaps keyed by the GraphQL context, and hold the context themselves. V8's
- * young collections keep such an entry whole while its key is reachable, and its value makes it
- * so: every request that checked a scope (every write, every read with a rule) stayed alive, with
- * its HTTP request and response, until a full collection took it. So each context gets a key of
- * its own (Pothos' `initContextCache`), and a new one once its execution has ended (a stream's once
- * its last result is out): the old key and everything cached under it become garbage at once, and
- * a use after that starts afresh, as a new request would.
+ * The caches Pothos keeps for one request (scope-auth's evaluated scopes, whatever else its plugins
+ * keep per request, the `_entities` loaders of src/schema/federation.ts) live in WeakMaps keyed by
+ * the GraphQL context, and hold the context themselves. V8's young collections keep such an entry
+ * whole while its key is reachable, and its value makes it so: a request checked against a rule
+ * (every write is) could stay alive, with its HTTP request and response, until a full collection
+ * took it. So each context gets a key of its own (Pothos' `initContextCache`), and a new one once
+ * its execution has ended (a stream's once its last result is out): the old key and everything
+ * cached under it become garbage at once, and a use after that starts afresh, as a new request
+ * would.
  */
 export function useRequestCaches(): Plugin {
   return {
@@ -32,6 +33,3 @@ export function useRequestCaches(): Plugin {
     },
   };
 }
-
-const isAsyncIterable = (value: unknown): value is AsyncIterable<unknown> =>
-  typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
