@@ -16,8 +16,8 @@ import { useTestGateway } from '../support/gateway.js';
 /** Each context scope-auth made a cache for since the last call, with that cache. */
 const made = new Map<object, object>();
 const fromContext = RequestCache.fromContext.bind(RequestCache);
-vi.spyOn(RequestCache, 'fromContext').mockImplementation((context, builder) => {
-  const cache = fromContext(context, builder);
+vi.spyOn(RequestCache, 'fromContext').mockImplementation((context, schemaBuilder) => {
+  const cache = fromContext(context, schemaBuilder);
   if (!made.has(context)) made.set(context, cache);
   return cache;
 });
