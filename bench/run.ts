@@ -24,7 +24,9 @@
  * 10. Baseline pass (only when BENCH_PASSES names it): the gateway built from an earlier commit
  *     (BENCH_BASELINE; built once in bench/.baselines/<sha> and reused) against the work tree's,
  *     alternately, cell by cell, answers checked alike first (bench/lib/baseline.ts).
- * 11. Writes bench/results/latest.json and latest.md and prints the table.
+ * 11. Tenfold pass: the counting and load passes of the reads again, on ten times the data, in a run
+ *     of this bench of their own with its own database and servers (bench/lib/tenfold.ts).
+ * 12. Writes bench/results/latest.json and latest.md and prints the table.
  *
  * Whatever it started or made (servers, the database, the replica servers and their folder) is
  * undone at the end, on failure, and on SIGINT, SIGTERM or SIGHUP (bench/lib/cleanup.ts).
@@ -63,7 +65,8 @@ import { ladderPass } from './lib/ladder.js';
 import { livePass } from './lib/live.js';
 import { mixPass } from './lib/mix.js';
 import { replicaRoutingPass } from './lib/replicas.js';
-import { type Operation, operations } from './lib/operations.js';
+import { tenfoldPass } from './lib/tenfold.js';
+import { type Operation, operations, plainReads } from './lib/operations.js';
 import { benchSettings, helpAsked } from './lib/options.js';
 import { type BenchResults, renderMarkdown, type VariantResult } from './lib/report.js';
 import { build, ensurePeers, git, packageVersion } from './lib/servers.js';
@@ -149,8 +152,9 @@ function describeRun(run: {
   ladder: BenchResults['ladder'];
   live: BenchResults['live'];
   baseline: BenchResults['baseline'];
+  tenfold: BenchResults['tenfold'];
 }): BenchResults {
-  const { peerNodeVersion, postgresVersion, preload, built, buildResult, operationResults, variantResults, cells, peakRssMb, rssAtStartMb, replicaRouting, mix, ladder, live, baseline } = run;
+  const { peerNodeVersion, postgresVersion, preload, built, buildResult, operationResults, variantResults, cells, peakRssMb, rssAtStartMb, replicaRouting, mix, ladder, live, baseline, tenfold } = run;
   const finishedAt = new Date();
   return {
     startedAt: startedAt.toISOString(),
@@ -205,6 +209,7 @@ function describeRun(run: {
     ...(ladder ? { ladder } : {}),
     ...(live ? { live } : {}),
     ...(baseline ? { baseline } : {}),
+    ...(tenfold ? { tenfold } : {}),
     warnings,
   };
 }
@@ -255,6 +260,8 @@ async function main() {
   const replicaRouting = passes.has('replicas') ? await replicaRoutingPass() : undefined;
   const live = database && passes.has('live') ? await livePass(database.url) : undefined;
   const baseline = database && baselineBuild ? await baselinePass(database.url, database.name, selected, baselineBuild, built) : undefined;
+  const tenfoldReads = plainReads.filter((operation) => selected.includes(operation)).map((operation) => operation.id);
+  const tenfold = passes.has('tenfold') && tenfoldReads.length ? await tenfoldPass(tenfoldReads) : undefined;
   const results = describeRun({
     peerNodeVersion,
     postgresVersion,
@@ -271,6 +278,7 @@ async function main() {
     ladder,
     live,
     baseline,
+    tenfold,
   });
   const markdown = renderMarkdown(results);
   writeFileSync(path.join(resultsDir, `${outputName}.json`), `${JSON.stringify(results, null, 2)}\n`);

@@ -21,7 +21,7 @@ export const settings = {
   concurrency: (process.env.BENCH_CONCURRENCY ?? '1,10,50').split(',').map((c) => Number.parseInt(c, 10)),
   countRequests: numberSetting('BENCH_COUNT_REQUESTS', 20),
 };
-const defaultPasses = ['count', 'load', 'ladder', 'mix', 'replicas', 'live'];
+const defaultPasses = ['count', 'load', 'ladder', 'mix', 'replicas', 'live', 'tenfold'];
 /** Run only when BENCH_PASSES names them: the baseline pass needs a commit to build (BENCH_BASELINE). */
 const namedOnlyPasses = ['baseline'];
 const allPasses = [...defaultPasses, ...namedOnlyPasses];

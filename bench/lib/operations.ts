@@ -1024,3 +1024,8 @@ export const operations: Operation[] = baseOperations.flatMap((operation) => {
   }
   return operation.id === '2' ? [operation, withResponseCache(operation, '2c')] : [operation];
 });
+
+/** Reads as clients send them: no variant of the gateway's settings (cache, traces, federation, cost). */
+export const plainReads = operations.filter(
+  ({ gateway: g }) => !g.write && !g.responseCache && !g.sharedCache && !g.federation && !g.uncachedCost && !g.traces,
+);

@@ -4,6 +4,7 @@ import type {
   CellResult,
   LadderResult,
   LadderRung,
+  TenfoldResult,
 } from './results.js';
 import { renderTargets } from './targets.js';
 
@@ -44,39 +45,12 @@ export function renderMarkdown(results: BenchResults): string {
       `${fmt(results.dataSet.orders)} orders. Ratios are gateway ÷ PostGraphile (above 1.00× the gateway is faster).`,
   );
   lines.push('');
-  // Absent when BENCH_PASSES left out the counting and load passes.
-  if (results.operations.length) lines.push(...renderTargets(results));
+  // Absent when BENCH_PASSES left out the counting, load and tenfold passes.
+  if (results.operations.length || results.tenfold) lines.push(...renderTargets(results));
   if (results.operations.length) {
     lines.push('## Throughput and latency');
     lines.push('');
-    lines.push(
-      '| # | Operation | c | Gateway req/s | PostGraphile req/s | Gateway ÷ PG | Gateway p50 / p99 ms | PostGraphile p50 / p99 ms | Errors gw / pg |',
-    );
-    lines.push('|---|---|--:|--:|--:|--:|--:|--:|--:|');
-  }
-  for (const operation of results.operations) {
-    for (const c of settings.concurrency) {
-      const gw = available(operation.gateway) ? cell(operation.gateway, c) : undefined;
-      const pg = available(operation.postgraphile) ? cell(operation.postgraphile, c) : undefined;
-      const na = (key: string | null) => (key === null ? 'n/a' : available(key) ? '–' : 'n/a');
-      lines.push(
-        [
-          '',
-          operation.id,
-          operation.title,
-          c,
-          gw ? fmt(gw.requestsPerSecond) : na(operation.gateway),
-          pg ? fmt(pg.requestsPerSecond) : na(operation.postgraphile),
-          ratio(gw?.requestsPerSecond, pg?.requestsPerSecond),
-          gw ? `${fmt(gw.latencyMs.p50)} / ${fmt(gw.latencyMs.p99)}` : na(operation.gateway),
-          pg ? `${fmt(pg.latencyMs.p50)} / ${fmt(pg.latencyMs.p99)}` : na(operation.postgraphile),
-          `${fmt(errorsOf(gw))} / ${fmt(errorsOf(pg))}`,
-          '',
-        ]
-          .join(' | ')
-          .trim(),
-      );
-    }
+    lines.push(...renderThroughput(results.operations, results.variants, results.cells, settings.concurrency));
   }
   lines.push('');
 
@@ -221,6 +195,7 @@ export function renderMarkdown(results: BenchResults): string {
   }
 
   if (results.ladder) lines.push(...renderLadder(results.ladder));
+  if (results.tenfold) lines.push(...renderTenfold(results.tenfold));
   if (results.baseline) lines.push(...renderBaseline(results.baseline));
 
   lines.push('## Notes');
@@ -288,6 +263,73 @@ export function renderMarkdown(results: BenchResults): string {
 }
 
 /** SQL statements and rows per request from the counting pass, and CPU per request from the load pass. */
+/** Each operation's cells, gateway and PostGraphile side by side, at each level. */
+function renderThroughput(
+  operations: BenchResults['operations'],
+  variants: BenchResults['variants'],
+  cells: CellResult[],
+  levels: number[],
+): string[] {
+  const cell = (variant: string | null, c: number) => (variant ? cells.find((x) => x.variant === variant && x.concurrency === c) : undefined);
+  const available = (key: string | null) => (key ? (variants[key]?.available ?? false) : false);
+  const na = (key: string | null) => (key === null ? 'n/a' : available(key) ? '–' : 'n/a');
+  const lines = [
+    '| # | Operation | c | Gateway req/s | PostGraphile req/s | Gateway ÷ PG | Gateway p50 / p99 ms | PostGraphile p50 / p99 ms | Errors gw / pg |',
+    '|---|---|--:|--:|--:|--:|--:|--:|--:|',
+  ];
+  for (const operation of operations) {
+    for (const c of levels) {
+      const gw = available(operation.gateway) ? cell(operation.gateway, c) : undefined;
+      const pg = available(operation.postgraphile) ? cell(operation.postgraphile, c) : undefined;
+      lines.push(
+        [
+          '',
+          operation.id,
+          operation.title,
+          c,
+          gw ? fmt(gw.requestsPerSecond) : na(operation.gateway),
+          pg ? fmt(pg.requestsPerSecond) : na(operation.postgraphile),
+          ratio(gw?.requestsPerSecond, pg?.requestsPerSecond),
+          gw ? `${fmt(gw.latencyMs.p50)} / ${fmt(gw.latencyMs.p99)}` : na(operation.gateway),
+          pg ? `${fmt(pg.latencyMs.p50)} / ${fmt(pg.latencyMs.p99)}` : na(operation.postgraphile),
+          `${fmt(errorsOf(gw))} / ${fmt(errorsOf(pg))}`,
+          '',
+        ]
+          .join(' | ')
+          .trim(),
+      );
+    }
+  }
+  return lines;
+}
+
+/** The tenfold pass: the reads again on ten times the data, with the CPU each request cost. */
+function renderTenfold(tenfold: TenfoldResult): string[] {
+  const { dataSet } = tenfold;
+  const lines = ['## Ten times the data', ''];
+  lines.push(
+    `The reads again on ${fmt(dataSet.pets)} pets and ${fmt(dataSet.orders)} orders (${fmt(dataSet.categories)} categories), ` +
+      `in a run of their own (${fmt(tenfold.wallClockS / 60, 1)} min) with a database and servers of its own, the same build and settings; ` +
+      `answers checked alike on both sides first, as above. Peak RSS: gateway ${fmt(tenfold.peakRssMb.gateway)} MB, PostGraphile ${fmt(tenfold.peakRssMb.postgraphile)} MB.`,
+  );
+  lines.push('');
+  lines.push(...renderThroughput(tenfold.operations, tenfold.variants, tenfold.cells, tenfold.concurrency));
+  lines.push('');
+  lines.push('CPU ms per request (server / PostgreSQL), gateway against PostGraphile:');
+  lines.push('');
+  lines.push('| # | c | Gateway | PostGraphile |');
+  lines.push('|---|--:|--:|--:|');
+  for (const operation of tenfold.operations) {
+    for (const c of tenfold.concurrency) {
+      const at = (variant: string | null) => (variant ? tenfold.cells.find((x) => x.variant === variant && x.concurrency === c) : undefined);
+      const cpu = (found: CellResult | undefined) => (found ? `${fmt(found.serverCpuMsPerRequest, 2)} / ${fmt(found.postgresCpuMsPerRequest, 2)}` : '–');
+      lines.push(`| ${operation.id} | ${c} | ${cpu(at(operation.gateway))} | ${cpu(at(operation.postgraphile))} |`);
+    }
+  }
+  lines.push('');
+  return lines;
+}
+
 function renderWorkPerRequest(results: BenchResults): string[] {
   const { settings } = results;
   const cell = (variant: string, c: number) => results.cells.find((x) => x.variant === variant && x.concurrency === c);

@@ -224,7 +224,20 @@ export interface BenchResults {
   live?: LiveResult[];
   /** The work tree's gateway against an earlier commit's (bench/lib/baseline.ts). */
   baseline?: BaselineResult;
+  /** The reads on ten times the data, in a run of their own (bench/lib/tenfold.ts). */
+  tenfold?: TenfoldResult;
   warnings: string[];
+}
+
+/** The counting and load passes of the reads, on ten times the data (bench/lib/tenfold.ts). */
+export interface TenfoldResult {
+  dataSet: Record<string, number>;
+  wallClockS: number;
+  concurrency: number[];
+  operations: OperationResult[];
+  variants: Record<string, VariantResult>;
+  cells: CellResult[];
+  peakRssMb: ServerMemory;
 }
 
 export interface ServerMemory {

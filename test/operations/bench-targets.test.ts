@@ -124,7 +124,46 @@ describe('the bench report’s targets', () => {
     expect(rowOf(lines, '7.')[2]).toBe('yes');
     expect(rowOf(lines, '4b.')[2]).toBe('not measured');
     expect(rowOf(lines, 'The mix, uncached')[2]).toBe('not measured');
-    expect(rowOf(lines, 'Ten times the data')[1]).toContain('10,000 pets');
+    expect(rowOf(lines, 'Ten times the data').slice(1, 3)).toEqual(['not measured: the tenfold pass did not run', 'not measured']);
+  });
+
+  it('holds the reads on ten times the data to the same ratio, deep pages to the first page’s cost, and the count to PostGraphile’s', () => {
+    const orders = (id: string, title: string, key: string) => ({ id, title, gateway: `gateway:${key}`, postgraphile: `postgraphile:${key}`, sameData: true });
+    const pair = (key: string, c: number, gateway: Partial<CellResult>, postgraphile: Partial<CellResult> = {}) => [
+      cellOf(`gateway:${key}`, 'gateway', c, gateway),
+      cellOf(`postgraphile:${key}`, 'postgraphile', c, postgraphile),
+    ];
+    const tenfold: BenchResults['tenfold'] = {
+      dataSet: { categories: 50, pets: 100_000, orders: 500_000 },
+      wallClockS: 420,
+      concurrency: [10, 50],
+      operations: [
+        orders('4b', 'orders(first: 50), GraphQL', 'orders'),
+        orders('4d', 'orders(first: 50) after the 10,000th, GraphQL', 'deep-orders'),
+        orders('4t', 'orders(first: 50) with totalCount, GraphQL', 'counted-orders'),
+      ],
+      variants: {},
+      cells: [
+        ...pair('orders', 10, { requestsPerSecond: 1500 }),
+        ...pair('orders', 50, { requestsPerSecond: 1600 }),
+        ...pair('deep-orders', 10, { requestsPerSecond: 1400 }),
+        // Below 1.2× at c = 50, where PostgreSQL's work is the gateway's.
+        ...pair('deep-orders', 50, { requestsPerSecond: 1100, postgresCpuMsPerRequest: 0.4 }, { postgresCpuMsPerRequest: 0.2 }),
+        ...pair('counted-orders', 10, { requestsPerSecond: 3000, postgresCpuMsPerRequest: 0.1 }, { postgresCpuMsPerRequest: 20 }),
+        ...pair('counted-orders', 50, { requestsPerSecond: 3000 }),
+      ],
+      peakRssMb: { gateway: 280, postgraphile: 400 },
+    };
+    const lines = renderTargets(run([], { tenfold }));
+    const [title, measured, met, heldBy] = rowOf(lines, 'Ten times the data');
+    expect(title).toContain('100,000 pets, 500,000 orders');
+    expect(measured).toBe('4b 1.50× / 1.60×; 4d 1.40× / 1.10×; 4t 3.00× / 3.00× at c = 10 / 50');
+    expect(met).toBe('**no**');
+    expect(heldBy).toMatch(/^4d: c = 50: PostgreSQL \(CPU ms per request/);
+    // 1,400 of 1,500 at c = 10, 1,100 of 1,600 at c = 50.
+    expect(rowOf(lines, 'orders(first: 50) after the 10,000th').slice(1, 3)).toEqual(['0.93× / 0.69× at c = 10 / 50', '**no**']);
+    expect(rowOf(lines, '`totalCount` bounded').slice(1, 3)).toEqual(['PostgreSQL 0.10 / 20.00 ms per request at c = 10', 'yes']);
+    expect(rowOf(lines, 'Peak RSS')[1]).toContain('ten times the data 280');
   });
 
   it('names the rung of the ladder that holds a write below its target', () => {
