@@ -262,7 +262,6 @@ export function renderMarkdown(results: BenchResults): string {
   return lines.join('\n');
 }
 
-/** SQL statements and rows per request from the counting pass, and CPU per request from the load pass. */
 /** Each operation's cells, gateway and PostGraphile side by side, at each level. */
 function renderThroughput(
   operations: BenchResults['operations'],
@@ -319,17 +318,18 @@ function renderTenfold(tenfold: TenfoldResult): string[] {
   lines.push('');
   lines.push('| # | c | Gateway | PostGraphile |');
   lines.push('|---|--:|--:|--:|');
+  const cpu = (variant: string | null, c: number) => {
+    const found = variant ? tenfold.cells.find((x) => x.variant === variant && x.concurrency === c) : undefined;
+    return found ? `${fmt(found.serverCpuMsPerRequest, 2)} / ${fmt(found.postgresCpuMsPerRequest, 2)}` : '–';
+  };
   for (const operation of tenfold.operations) {
-    for (const c of tenfold.concurrency) {
-      const at = (variant: string | null) => (variant ? tenfold.cells.find((x) => x.variant === variant && x.concurrency === c) : undefined);
-      const cpu = (found: CellResult | undefined) => (found ? `${fmt(found.serverCpuMsPerRequest, 2)} / ${fmt(found.postgresCpuMsPerRequest, 2)}` : '–');
-      lines.push(`| ${operation.id} | ${c} | ${cpu(at(operation.gateway))} | ${cpu(at(operation.postgraphile))} |`);
-    }
+    for (const c of tenfold.concurrency) lines.push(`| ${operation.id} | ${c} | ${cpu(operation.gateway, c)} | ${cpu(operation.postgraphile, c)} |`);
   }
   lines.push('');
   return lines;
 }
 
+/** SQL statements and rows per request from the counting pass, and CPU per request from the load pass. */
 function renderWorkPerRequest(results: BenchResults): string[] {
   const { settings } = results;
   const cell = (variant: string, c: number) => results.cells.find((x) => x.variant === variant && x.concurrency === c);
