@@ -295,7 +295,7 @@ export async function runCell(server: ServerProcess | readonly ServerProcess[], 
   let stale = 0;
   let checkedNames = 0;
   let ownWriteReads = 0;
-  const cached = resultName === 'gateway-cached' || resultName === 'gateway-cached-pair';
+  const cached = resultName.startsWith('gateway-cached');
   const lookupsBefore = cached ? await lookupsOf(instances) : undefined;
   const deadline = performance.now() + durationS * 1000;
 
@@ -455,8 +455,9 @@ export async function runCell(server: ServerProcess | readonly ServerProcess[], 
 }
 
 /**
- * The mix on all three servers, started afresh on the bench database: each warmed up, then
- * measured for `settings.durationS` × 1.25 at 10 clients, in turn.
+ * The mix on each server, started afresh on the bench database (the gateway uncached, with its
+ * response cache on Redis, with it in its own memory, two instances sharing Redis, PostGraphile):
+ * each warmed up, then measured for `settings.durationS` × 1.25 at 10 clients, in turn.
  */
 export async function mixPass(databaseUrl: string, databaseName: string): Promise<MixResult[]> {
   log('mix pass: the gateway uncached, with its response cache, and PostGraphile, on a realistic mix');
@@ -466,6 +467,16 @@ export async function mixPass(databaseUrl: string, databaseName: string): Promis
   const servers: Array<[ServerProcess | ServerProcess[], Target, MixResult['server']]> = [
     [await startGateway(databaseUrl, 'gateway-mix', gatewayNodeArgs), 'gateway', 'gateway'],
     [await startGateway(databaseUrl, 'gateway-cached-mix', gatewayNodeArgs, cachedSettings), 'gateway', 'gateway-cached'],
+    // The same cache as one instance alone runs it, everything in its own memory: what sharing through Redis costs.
+    ...(shared.REDIS_URL
+      ? [
+          [
+            await startGateway(databaseUrl, 'gateway-cached-local-mix', gatewayNodeArgs, { RESPONSE_CACHE_TTL_MS: String(benchResponseCacheTtlMs) }),
+            'gateway',
+            'gateway-cached-local',
+          ] satisfies [ServerProcess, Target, MixResult['server']],
+        ]
+      : []),
     // Two instances as a deployment runs them, sharing one Redis: an answer computed on one is a hit on the other.
     ...(shared.REDIS_URL
       ? [

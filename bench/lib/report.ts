@@ -103,6 +103,14 @@ export function renderMarkdown(results: BenchResults): string {
       );
     }
     lines.push('');
+    const local = results.mix.find((result) => result.server === 'gateway-cached-local');
+    if (local) {
+      lines.push(
+        'gateway-cached-local is the same response cache without Redis, as one instance alone keeps it (its answers and ' +
+          'write log in its own memory, its rate limits and budgets too): what the cache gives when nothing is shared.',
+      );
+      lines.push('');
+    }
     const one = results.mix.find((result) => result.server === 'gateway-cached')?.hitShare;
     const pair = results.mix.find((result) => result.server === 'gateway-cached-pair')?.hitShare;
     if (one && pair !== undefined && pair !== null) {

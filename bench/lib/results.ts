@@ -99,8 +99,12 @@ export interface LiveResult {
 
 /** The realistic mix on one server (bench/lib/mix.ts). */
 export interface MixResult {
-  /** gateway-cached-pair: two cached instances sharing one Redis, half the clients on each. */
-  server: 'gateway' | 'gateway-cached' | 'gateway-cached-pair' | 'postgraphile';
+  /**
+   * gateway-cached: its response cache with Redis, as instances share it; gateway-cached-local: the same
+   * cache without Redis, one instance alone; gateway-cached-pair: two cached instances sharing one Redis,
+   * half the clients on each.
+   */
+  server: 'gateway' | 'gateway-cached' | 'gateway-cached-local' | 'gateway-cached-pair' | 'postgraphile';
   requests: number;
   requestsPerSecond: number;
   latencyMs: { p50: number; p99: number };

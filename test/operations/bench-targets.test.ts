@@ -217,5 +217,34 @@ describe('the bench report’s targets', () => {
     expect(rowOf(lines, 'Two cached instances').slice(1, 3)).toEqual(['0.86× (60% against 70%); throughput 1.40×', '**no**']);
     expect(rowOf(lines, 'No stale answer').slice(1, 3)).toEqual(['1 of 3,000 names checked', '**no**']);
     expect(rowOf(lines, 'Peak RSS').slice(1, 3)).toEqual(['load pass 260, response cache 310 MB', '**no**']);
+    // Without the in-memory cell, the cached row can only name what the Redis one spends.
+    expect(rowOf(lines, 'The mix, response cache on')[3]).toBe(
+      'with Redis the gateway’s process 0.50 / 0.50 ms CPU per request, PostgreSQL 0.20 / 0.20 (a hit reads the write log there)',
+    );
+  });
+
+  it('names the cached mix’s rung: the cache itself, or sharing it through Redis', () => {
+    const heldBy = (localRequestsPerSecond: number) =>
+      rowOf(
+        renderTargets(
+          run([], {
+            mix: [
+              mixOf('gateway', 1100),
+              mixOf('gateway-cached', 1200, { hitShare: 0.7, serverCpuMsPerRequest: 0.45, postgresCpuMsPerRequest: 0.05 }),
+              mixOf('gateway-cached-local', localRequestsPerSecond, { hitShare: 0.72, serverCpuMsPerRequest: 0.3, postgresCpuMsPerRequest: 0.05 }),
+              mixOf('postgraphile', 1000),
+            ],
+          }),
+        ),
+        'The mix, response cache on',
+      );
+    const below = heldBy(1600);
+    expect(below.slice(1, 3)).toEqual(['1.20×, 70% hits', '**no**']);
+    expect(below[3]).toBe(
+      'the cache itself: in its own memory (one instance, nothing shared) 1.60×, 72% hits; the gateway’s process 0.30 / 0.50 ms CPU ' +
+        'per request, PostgreSQL 0.05 / 0.20; with Redis the gateway’s process 0.45 / 0.50 ms CPU per request, PostgreSQL 0.05 / 0.20 ' +
+        '(a hit reads the write log there)',
+    );
+    expect(heldBy(2100)[3]).toMatch(/^sharing through Redis: in its own memory \(one instance, nothing shared\) 2\.10×, 72% hits; /);
   });
 });
