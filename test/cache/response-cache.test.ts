@@ -9,6 +9,7 @@ import { startFaultProxy } from '../support/fault-proxy.js';
 import { channelPrefix, cleanUp, migratedDatabase, REDIS_URL, startProcess } from '../support/operations.js';
 import { type GatewayProcess, stopAll } from '../support/processes.js';
 import { postGraphQL, type GraphQLAnswer } from '../support/http.js';
+import { waitFor } from '../support/subscriptions.js';
 
 /**
  * The response cache (RESPONSE_CACHE_TTL_MS): query answers are kept per
@@ -454,6 +455,18 @@ describe('several instances (real processes on one database)', () => {
   let categoryOfBoth = '';
   // Where the instances keep the write log in Redis.
   let sharedPrefix = '';
+  /** The answers the instances have put in Redis for one another. */
+  const answersInRedis = async () => {
+    const redis = new Redis(REDIS_URL);
+    try {
+      return new Set(await redis.keys(`${sharedPrefix}answer:*`));
+    } finally {
+      redis.disconnect();
+    }
+  };
+  /** Until `count` answers not in `before` are in Redis (each is put once its request is answered). */
+  const untilPut = (before: Set<string>, count: number) =>
+    waitFor(async () => [...(await answersInRedis())].filter((key) => !before.has(key)).length >= count, `${count} more answers in Redis`);
 
   beforeAll(async () => {
     database = await migratedDatabase();
@@ -553,7 +566,10 @@ describe('several instances (real processes on one database)', () => {
       postGraphQL<GraphQLAnswer<{ pet: { name: string } }>>(instance.baseUrl, { query: PET_NAME, variables }, token ? { authorization: `Bearer ${token}` } : {});
     const read = async (instance: GatewayProcess) => (await answer(instance)).body;
     const peerHits = async (instance: GatewayProcess) => metric('petstore_response_cache_lookups_total{result="peer"}', instance.baseUrl);
+    const putBefore = await answersInRedis();
     expect((await read(reader)).data).toEqual({ pet: { name: 'Seen once' } });
+    // An answer is put in Redis once it is sent, not before: the writer may otherwise ask first, and miss.
+    await untilPut(putBefore, 1);
     // Behind the gateways' backs: only an answer kept from before shows the old name.
     await database.prisma.pet.update({ where: { id: pet.id }, data: { name: 'Changed in SQL' } });
     const before = await peerHits(writer);
@@ -569,8 +585,10 @@ describe('several instances (real processes on one database)', () => {
     const scopes = [...allScopes, `peer:${randomUUID()}`];
     const spender = await testToken(scopes, `spender-${randomUUID()}`);
     const newcomer = await testToken(scopes, `newcomer-${randomUUID()}`);
+    const beforeSpending = await answersInRedis();
     expect((await postGraphQL(reader.baseUrl, { query: CATALOGUE }, { authorization: `Bearer ${spender}` })).body.errors).toBeUndefined();
     const computed = await answer(reader, spender);
+    await untilPut(beforeSpending, 2);
     const taken = await answer(writer, newcomer);
     expect(taken.body).toEqual(computed.body);
     const actual = computed.cost?.actual ?? NaN;
