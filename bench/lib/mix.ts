@@ -460,26 +460,20 @@ export async function runCell(server: ServerProcess | readonly ServerProcess[], 
  * each warmed up, then measured for `settings.durationS` × 1.25 at 10 clients, in turn.
  */
 export async function mixPass(databaseUrl: string, databaseName: string): Promise<MixResult[]> {
-  log('mix pass: the gateway uncached, with its response cache, and PostGraphile, on a realistic mix');
+  log('mix pass: the gateway uncached, with its response cache (on Redis and in memory), two cached instances, and PostGraphile, on a realistic mix');
   // The cache as several instances run it: its write log in Redis, one round trip per query.
   const shared = await sharedRedis('mix', 'the cached gateway kept its write log in memory');
-  const cachedSettings = { RESPONSE_CACHE_TTL_MS: String(benchResponseCacheTtlMs), ...shared };
-  const servers: Array<[ServerProcess | ServerProcess[], Target, MixResult['server']]> = [
+  const inMemorySettings = { RESPONSE_CACHE_TTL_MS: String(benchResponseCacheTtlMs) };
+  const cachedSettings = { ...inMemorySettings, ...shared };
+  type Cell = [ServerProcess | ServerProcess[], Target, MixResult['server']];
+  const servers: Cell[] = [
     [await startGateway(databaseUrl, 'gateway-mix', gatewayNodeArgs), 'gateway', 'gateway'],
     [await startGateway(databaseUrl, 'gateway-cached-mix', gatewayNodeArgs, cachedSettings), 'gateway', 'gateway-cached'],
-    // The same cache as one instance alone runs it, everything in its own memory: what sharing through Redis costs.
     ...(shared.REDIS_URL
-      ? [
-          [
-            await startGateway(databaseUrl, 'gateway-cached-local-mix', gatewayNodeArgs, { RESPONSE_CACHE_TTL_MS: String(benchResponseCacheTtlMs) }),
-            'gateway',
-            'gateway-cached-local',
-          ] satisfies [ServerProcess, Target, MixResult['server']],
-        ]
-      : []),
-    // Two instances as a deployment runs them, sharing one Redis: an answer computed on one is a hit on the other.
-    ...(shared.REDIS_URL
-      ? [
+      ? ([
+          // The same cache as one instance alone runs it, everything in its own memory: what sharing through Redis costs.
+          [await startGateway(databaseUrl, 'gateway-cached-local-mix', gatewayNodeArgs, inMemorySettings), 'gateway', 'gateway-cached-local'],
+          // Two instances as a deployment runs them, sharing one Redis: an answer computed on one is a hit on the other.
           [
             [
               await startGateway(databaseUrl, 'gateway-cached-mix-a', gatewayNodeArgs, cachedSettings),
@@ -487,8 +481,8 @@ export async function mixPass(databaseUrl: string, databaseName: string): Promis
             ],
             'gateway',
             'gateway-cached-pair',
-          ] satisfies [ServerProcess[], Target, MixResult['server']],
-        ]
+          ],
+        ] satisfies Cell[])
       : []),
     [await startPostGraphile(databaseUrl, 'postgraphile-mix'), 'postgraphile', 'postgraphile'],
   ];

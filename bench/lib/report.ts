@@ -103,8 +103,7 @@ export function renderMarkdown(results: BenchResults): string {
       );
     }
     lines.push('');
-    const local = results.mix.find((result) => result.server === 'gateway-cached-local');
-    if (local) {
+    if (results.mix.some((result) => result.server === 'gateway-cached-local')) {
       lines.push(
         'gateway-cached-local is the same response cache without Redis, as one instance alone keeps it (its answers and ' +
           'write log in its own memory, its rate limits and budgets too): what the cache gives when nothing is shared.',
