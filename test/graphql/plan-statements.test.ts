@@ -144,6 +144,33 @@ describe('the gateway\'s own statements', () => {
     expect(capped).toBeGreaterThan(20);
   });
 
+  it('read the page after a cursor as Prisma reads it, the cursor\'s row there or gone', async () => {
+    // Orders of the rows above; one made and deleted between two others: a cursor whose row is gone.
+    const made = async () => (await gateway.prisma.order.create({ data: { petId: petIds[0]!, quantity: 1 } })).id;
+    const [before, gone, after] = [await made(), await made(), await made()];
+    await gateway.prisma.order.delete({ where: { id: gone } });
+    const ids = (await gateway.prisma.order.findMany({ select: { id: true }, orderBy: { id: 'asc' } })).map((order) => order.id);
+    const cursors = [ids[0]!, ids[2]!, before, gone, after, 0n, 999_999n];
+    let compared = 0;
+    for (const id of cursors) {
+      for (const way of ['asc', 'desc'] as const) {
+        for (const take of [-3, -1, 2, 5]) {
+          for (const skip of [0, 1, 2]) {
+            const args: FindManyArgs = { select: { quantity: true, complete: true }, orderBy: { id: way }, cursor: { id }, take, skip };
+            expect(statementFor(gateway.prisma, 'order', args)).toBeDefined();
+            const prisma = await gateway.prisma.order.findMany(args as Parameters<typeof gateway.prisma.order.findMany>[0]);
+            const read = () => Promise.reject(new Error('read through Prisma'));
+            expect(await findMany(gateway.prisma, 'order', args, read), JSON.stringify({ id: String(id), way, take, skip })).toEqual(prisma);
+            const total = await gateway.prisma.order.count({ take: 4 });
+            expect(await findManyWithTotal(gateway.prisma, 'order', args, { rows: read, total: async () => total }, 4)).toEqual({ rows: prisma, total });
+            compared++;
+          }
+        }
+      }
+    }
+    expect(compared).toBe(cursors.length * 2 * 4 * 3);
+  });
+
   it("read a page of pets in any of the API's orders and filters from an index in that order, sorting nothing", async () => {
     // The where and order pets(filter:, orderBy:) makes of its arguments (src/schema/pet.ts), each as the plan reads it.
     const orders = [[{ id: 'asc' }], [{ id: 'desc' }], [{ name: 'asc' }, { id: 'asc' }], [{ name: 'desc' }, { id: 'desc' }]];
