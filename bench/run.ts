@@ -147,6 +147,7 @@ function describeRun(run: {
   cells: BenchResults['cells'];
   peakRssMb: BenchResults['peakRssMb'];
   rssAtStartMb: BenchResults['rssAtStartMb'];
+  pageRounds: BenchResults['pageRounds'];
   replicaRouting: BenchResults['replicaRouting'];
   mix: BenchResults['mix'];
   ladder: BenchResults['ladder'];
@@ -154,7 +155,7 @@ function describeRun(run: {
   baseline: BenchResults['baseline'];
   tenfold: BenchResults['tenfold'];
 }): BenchResults {
-  const { peerNodeVersion, postgresVersion, preload, built, buildResult, operationResults, variantResults, cells, peakRssMb, rssAtStartMb, replicaRouting, mix, ladder, live, baseline, tenfold } = run;
+  const { peerNodeVersion, postgresVersion, preload, built, buildResult, operationResults, variantResults, cells, peakRssMb, rssAtStartMb, pageRounds, replicaRouting, mix, ladder, live, baseline, tenfold } = run;
   const finishedAt = new Date();
   return {
     startedAt: startedAt.toISOString(),
@@ -204,6 +205,7 @@ function describeRun(run: {
     cells,
     peakRssMb,
     rssAtStartMb,
+    ...(pageRounds ? { pageRounds } : {}),
     ...(replicaRouting ? { replicaRouting } : {}),
     ...(mix ? { mix } : {}),
     ...(ladder ? { ladder } : {}),
@@ -244,6 +246,7 @@ async function main() {
   let cells: BenchResults['cells'] = [];
   let rssAtStartMb: BenchResults['rssAtStartMb'] = { gateway: null, postgraphile: null };
   let peakRssMb: BenchResults['peakRssMb'] = { gateway: null, postgraphile: null };
+  let pageRounds: BenchResults['pageRounds'];
   if (database && passes.has('count')) {
     const variants = [
       ...new Map(selected.flatMap((o) => [o.gateway, ...(o.postgraphile ? [o.postgraphile] : [])]).map((v) => [v.key, v])).values(),
@@ -253,7 +256,7 @@ async function main() {
     operationResults = compareAnswers(selected, normalized);
   }
   if (database && passes.has('load')) {
-    ({ cells, rssAtStartMb, peakRssMb } = await loadPass(database.url, database.name, selected, variantResults));
+    ({ cells, rssAtStartMb, peakRssMb, pageRounds } = await loadPass(database.url, database.name, selected, variantResults));
   }
   const ladder = database && passes.has('ladder') ? await ladderPass(database.url, database.name) : undefined;
   const mix = database && passes.has('mix') ? await mixPass(database.url, database.name) : undefined;
@@ -273,6 +276,7 @@ async function main() {
     cells,
     peakRssMb,
     rssAtStartMb,
+    pageRounds,
     replicaRouting,
     mix,
     ladder,

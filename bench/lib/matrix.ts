@@ -1,11 +1,12 @@
 import os from 'node:os';
 import autocannon from 'autocannon';
-import { gatewayNodeArgs, log, settings, sleep, warnings } from './config.js';
-import { adminUrl } from './data.js';
+import { gatewayNodeArgs, levelsFromTen, log, settings, sleep, warnings } from './config.js';
+import { adminUrl, dataScale } from './data.js';
 import { type Operation, postGraphileFields, type Variant } from './operations.js';
 import { PgWireCounter } from './pg-wire-counter.js';
 import { BackendCpu, cpuMs, machineCpu, memoryMb, type ServerProcess, tail } from './processes.js';
 import type { CellResult, VariantResult } from './report.js';
+import type { PageRounds } from './results.js';
 import { cacheLookups, headersFor, requestOf, send, serverFor, startServers } from './servers.js';
 
 /**
@@ -293,6 +294,7 @@ export async function loadPass(url: string, databaseName: string, selected: Oper
       }
     }
   }
+  const pageRounds = dataScale >= DEEP_PAGE_SCALE ? await pagesSideBySide(servers, selected, variantResults, backend) : undefined;
   const peakRssMb = {
     gateway: memoryMb(servers.gateway.pid)?.peakRss ?? null,
     ...(servers.cachedGateway ? { cachedGateway: memoryMb(servers.cachedGateway.pid)?.peakRss ?? null } : {}),
@@ -305,5 +307,43 @@ export async function loadPass(url: string, databaseName: string, selected: Oper
     if (lines) log(`${server.name} log (last lines):\n${lines}`);
   }
 
-  return { cells, rssAtStartMb, peakRssMb };
+  return { cells, rssAtStartMb, peakRssMb, ...(pageRounds ? { pageRounds } : {}) };
+}
+
+/** The data's scale from which the deep page is held to the first page's cost (the tenfold pass's). */
+const DEEP_PAGE_SCALE = 10;
+const PAGE_ROUNDS = 3;
+
+/**
+ * The deep page against the first (4d against 4b) on the gateway, at each level from c = 10, in
+ * rounds that drive one and then the other, the one that goes first alternating. Whether a page deep
+ * in a list costs what the first one costs is a ratio of two cells; in the load pass they run
+ * minutes apart and meet different moments of a shared host, here within seconds of each other.
+ */
+async function pagesSideBySide(
+  servers: Awaited<ReturnType<typeof startServers>>,
+  selected: Operation[],
+  variantResults: Record<string, VariantResult>,
+  backend: BackendCpu,
+): Promise<PageRounds[] | undefined> {
+  const first = selected.find((operation) => operation.id === '4b')?.gateway;
+  const deep = selected.find((operation) => operation.id === '4d')?.gateway;
+  if (!first || !deep || !variantResults[first.key]?.available || !variantResults[deep.key]?.available) return undefined;
+  const levels: PageRounds[] = [];
+  for (const c of levelsFromTen()) {
+    const rounds: PageRounds['rounds'] = [];
+    for (let round = 0; round < PAGE_ROUNDS; round++) {
+      const deepWentFirst = round % 2 === 1;
+      const measured = new Map<Variant, CellResult>();
+      for (const variant of deepWentFirst ? [deep, first] : [first, deep]) measured.set(variant, await cell(serverFor(servers, variant), variant, c, backend));
+      const pages = { first: measured.get(first)!, deep: measured.get(deep)!, deepWentFirst };
+      rounds.push(pages);
+      log(
+        `pages side by side c=${String(c).padEnd(3)} round ${round + 1}: first ${pages.first.requestsPerSecond.toFixed(0)} req/s, ` +
+          `deep ${pages.deep.requestsPerSecond.toFixed(0)} req/s (${(pages.deep.requestsPerSecond / pages.first.requestsPerSecond).toFixed(2)}×)`,
+      );
+    }
+    levels.push({ concurrency: c, rounds });
+  }
+  return levels;
 }

@@ -28,7 +28,7 @@ const shared: Setting[] = [
 ];
 
 export const benchSettings: Setting[] = [
-  { name: 'BENCH_PASSES', default: 'count,load,ladder,mix,replicas,live,tenfold', what: 'The passes to run (load also runs count; ladder runs the five reads and every write on every rung of bench/ladder at c ≥ 10; tenfold runs the counting and load passes of the reads again on ten times the data, in a run of its own with a database of its own, at c ≥ 10; baseline, run only when named, compares the work tree\'s gateway with BENCH_BASELINE\'s). PostGraphile is set up only for count, load, ladder and mix; the bench database for those, live and baseline.' },
+  { name: 'BENCH_PASSES', default: 'count,load,ladder,mix,replicas,live,tenfold', what: 'The passes to run (load also runs count; ladder runs the five reads and every write on every rung of bench/ladder at c ≥ 10; tenfold runs the counting and load passes of the reads again on ten times the data, in a run of its own with a database of its own, at c ≥ 10, with the first orders page and the page after the 10,000th order also driven side by side in rounds; baseline, run only when named, compares the work tree\'s gateway with BENCH_BASELINE\'s). PostGraphile is set up only for count, load, ladder and mix; the bench database for those, live and baseline.' },
   { name: 'BENCH_DURATION', default: '8', what: 'Seconds of load per cell (the mix and replica passes scale it).' },
   { name: 'BENCH_WARMUP', default: '5', what: 'Seconds of warm-up per variant.' },
   { name: 'BENCH_CONCURRENCY', default: '1,10,50', what: 'Concurrency levels of the load pass (the ladder, tenfold and baseline passes take those of 10 and more).' },

@@ -230,6 +230,8 @@ export interface BenchResults {
   baseline?: BaselineResult;
   /** The reads on ten times the data, in a run of their own (bench/lib/tenfold.ts). */
   tenfold?: TenfoldResult;
+  /** On ten times the data: the deep page against the first, side by side (bench/lib/matrix.ts pagesSideBySide). */
+  pageRounds?: PageRounds[];
   warnings: string[];
 }
 
@@ -242,6 +244,13 @@ export interface TenfoldResult {
   variants: Record<string, VariantResult>;
   cells: CellResult[];
   peakRssMb: ServerMemory;
+  pageRounds?: PageRounds[];
+}
+
+/** The first page and a deep one (4b, 4d) on the gateway at one level, in rounds that drive one and then the other. */
+export interface PageRounds {
+  concurrency: number;
+  rounds: Array<{ first: CellResult; deep: CellResult; deepWentFirst: boolean }>;
 }
 
 export interface ServerMemory {

@@ -214,7 +214,7 @@ function cachedHeldBy(local: number | undefined, localHits: string, cpu: (server
 function scaleRows(results: BenchResults): Row[] {
   const scaled = (results.dataSet.pets ?? 0) >= SCALED_PETS;
   const source = scaled
-    ? { dataSet: results.dataSet, operations: results.operations, cells: results.cells, concurrency: results.settings.concurrency }
+    ? { dataSet: results.dataSet, operations: results.operations, cells: results.cells, concurrency: results.settings.concurrency, pageRounds: results.pageRounds }
     : results.tenfold;
   if (!source) {
     return [['Ten times the data: the same targets, deep pages, a bounded count', 'not measured: the tenfold pass did not run', verdict(undefined), '']];
@@ -241,12 +241,20 @@ function scaleRows(results: BenchResults): Row[] {
   }
   const first = operations.find((operation) => operation.id === '4b');
   const deep = operations.find((operation) => operation.id === '4d');
-  const shares = levels.map((c) => {
-    const a = cell(first?.gateway.key, c);
-    const b = cell(deep?.gateway.key, c);
-    return a && b ? b.requestsPerSecond / a.requestsPerSecond : undefined;
-  });
+  // Side by side where the pages were driven in rounds (their throughput over all rounds), else the load pass's two cells.
+  const sideBySide = levels.map((c) => source.pageRounds?.find((level) => level.concurrency === c)).filter((level) => level !== undefined);
+  const shares = sideBySide.length
+    ? sideBySide.map(({ rounds }) => sum(rounds.map((round) => round.deep.requestsPerSecond)) / sum(rounds.map((round) => round.first.requestsPerSecond)))
+    : levels.map((c) => {
+        const a = cell(first?.gateway.key, c);
+        const b = cell(deep?.gateway.key, c);
+        return a && b ? b.requestsPerSecond / a.requestsPerSecond : undefined;
+      });
   const measuredShares = shares.filter((share): share is number => share !== undefined);
+  const pageLevels = sideBySide.length ? sideBySide.map((level) => level.concurrency) : levels;
+  const roundsSaid = sideBySide.length
+    ? `, side by side in ${sideBySide[0]!.rounds.length} rounds each (${sideBySide.map(({ rounds }) => rounds.map((round) => (round.deep.requestsPerSecond / round.first.requestsPerSecond).toFixed(2)).join(', ')).join('; ')})`
+    : '';
   const counted = operations.find((operation) => operation.id === '4t');
   const gw = cell(counted?.gateway.key, levels[0] ?? 10);
   const pg = cell(counted?.postgraphile?.key, levels[0] ?? 10);
@@ -254,7 +262,7 @@ function scaleRows(results: BenchResults): Row[] {
   rows.push(
     [
       `${deep?.title ?? 'A deep page'} costs what the first page costs (≥ ${DEEP_PAGE_SHARE}× its throughput${on})`,
-      measuredShares.length ? `${measuredShares.map(x).join(' / ')} at c = ${levels.join(' / ')}` : '–',
+      measuredShares.length ? `${measuredShares.map(x).join(' / ')} at c = ${pageLevels.join(' / ')}${roundsSaid}` : '–',
       verdict(measuredShares.length ? measuredShares.every((share) => share >= DEEP_PAGE_SHARE) : undefined),
       '',
     ],
@@ -267,6 +275,8 @@ function scaleRows(results: BenchResults): Row[] {
   );
   return rows;
 }
+
+const sum = (values: number[]) => values.reduce((total, value) => total + value, 0);
 
 function memoryRow(results: BenchResults): Row {
   const peaks: Array<[string, number | null | undefined]> = [

@@ -75,5 +75,6 @@ export async function tenfoldPass(readIds: string[]): Promise<TenfoldResult | un
     variants: results.variants,
     cells: results.cells,
     peakRssMb: results.peakRssMb,
+    ...(results.pageRounds ? { pageRounds: results.pageRounds } : {}),
   };
 }
