@@ -8,6 +8,7 @@ import { BackendCpu, cpuMs, machineCpu, memoryMb, type ServerProcess, tail } fro
 import type { CellResult, VariantResult } from './report.js';
 import type { PageRounds } from './results.js';
 import { cacheLookups, headersFor, requestOf, send, serverFor, startServers } from './servers.js';
+import { TENFOLD_SCALE } from './tenfold.js';
 
 /**
  * The matrix: which variants run, in what order, at which concurrency, and what is measured
@@ -294,7 +295,8 @@ export async function loadPass(url: string, databaseName: string, selected: Oper
       }
     }
   }
-  const pageRounds = dataScale >= DEEP_PAGE_SCALE ? await pagesSideBySide(servers, selected, variantResults, backend) : undefined;
+  // On the data the deep page is held to the first page's cost (ten times the usual, the tenfold pass's).
+  const pageRounds = dataScale >= TENFOLD_SCALE ? await pagesSideBySide(servers, selected, variantResults, backend) : undefined;
   const peakRssMb = {
     gateway: memoryMb(servers.gateway.pid)?.peakRss ?? null,
     ...(servers.cachedGateway ? { cachedGateway: memoryMb(servers.cachedGateway.pid)?.peakRss ?? null } : {}),
@@ -310,8 +312,6 @@ export async function loadPass(url: string, databaseName: string, selected: Oper
   return { cells, rssAtStartMb, peakRssMb, ...(pageRounds ? { pageRounds } : {}) };
 }
 
-/** The data's scale from which the deep page is held to the first page's cost (the tenfold pass's). */
-const DEEP_PAGE_SCALE = 10;
 const PAGE_ROUNDS = 3;
 
 /**
