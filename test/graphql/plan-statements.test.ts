@@ -145,12 +145,14 @@ describe('the gateway\'s own statements', () => {
   });
 
   it('read the page after a cursor as Prisma reads it, the cursor\'s row there or gone', async () => {
-    // Orders of the rows above; one made and deleted between two others: a cursor whose row is gone.
+    // Three more orders, the middle one deleted: a cursor whose row is gone, with rows on both sides of it.
     const made = async () => (await gateway.prisma.order.create({ data: { petId: petIds[0]!, quantity: 1 } })).id;
     const [before, gone, after] = [await made(), await made(), await made()];
     await gateway.prisma.order.delete({ where: { id: gone } });
     const ids = (await gateway.prisma.order.findMany({ select: { id: true }, orderBy: { id: 'asc' } })).map((order) => order.id);
     const cursors = [ids[0]!, ids[2]!, before, gone, after, 0n, 999_999n];
+    const total = await gateway.prisma.order.count({ take: 4 });
+    const read = () => Promise.reject(new Error('read through Prisma'));
     let compared = 0;
     for (const id of cursors) {
       for (const way of ['asc', 'desc'] as const) {
@@ -159,9 +161,7 @@ describe('the gateway\'s own statements', () => {
             const args: FindManyArgs = { select: { quantity: true, complete: true }, orderBy: { id: way }, cursor: { id }, take, skip };
             expect(statementFor(gateway.prisma, 'order', args)).toBeDefined();
             const prisma = await gateway.prisma.order.findMany(args as Parameters<typeof gateway.prisma.order.findMany>[0]);
-            const read = () => Promise.reject(new Error('read through Prisma'));
             expect(await findMany(gateway.prisma, 'order', args, read), JSON.stringify({ id: String(id), way, take, skip })).toEqual(prisma);
-            const total = await gateway.prisma.order.count({ take: 4 });
             expect(await findManyWithTotal(gateway.prisma, 'order', args, { rows: read, total: async () => total }, 4)).toEqual({ rows: prisma, total });
             compared++;
           }
