@@ -57,6 +57,7 @@ export function renderTargets(results: BenchResults): string[] {
         below && heldBy(below.gw!, below.pg!, least),
         below && id && results.ladder && heldAtRung(results.ladder, id, below.c, least),
         slower && `p99 at c = ${slower.c}: ${slower.gw!.latencyMs.p99} against ${slower.pg!.latencyMs.p99} ms`,
+        slower && id && results.ladder && p99AtRung(results.ladder, id, slower.c),
       ]
         .filter(Boolean)
         .join('; '),
@@ -87,7 +88,7 @@ export function renderTargets(results: BenchResults): string[] {
       'Held by: the side that spends more per request in the first cell below its target, from the same cells’ CPU ' +
       '(the gateway’s process against PostGraphile’s, and PostgreSQL’s for each)' +
       (results.ladder
-        ? '; and, where the ladder below answered the operation, the first rung of the gateway’s machinery (the data alone, the write’s rules, GraphQL execution, the gateway) over what the target allows, in the ladder’s own cells.'
+        ? '; and, where the ladder below answered the operation, the first rung of the gateway’s machinery (the data alone, the write’s rules, GraphQL execution, the gateway) over what the target allows, in the ladder’s own cells (for a p99 behind, the first rung whose p99 is behind PostGraphile’s there).'
         : '.'),
   );
   lines.push('');
@@ -147,6 +148,25 @@ function heldAtRung(ladder: LadderResult, id: string, c: number, least: number):
   const first = chain.find(({ total }) => total > needed);
   const figures = `${chain.map(({ label, total }) => `${label} ${ms(total)}`).join(', ')}; PostGraphile ${ms(peer)}, where ${least.toFixed(1)}× needs ${ms(needed)} at most`;
   return `ladder at c = ${c}: ${first ? `from the rung ${first.label}` : 'no rung (waiting, not work)'} (CPU ms per request, server and PostgreSQL: ${figures})`;
+}
+
+/**
+ * Where a read's tail comes from, when its p99 is behind: in the ladder's own cells at the same
+ * concurrency, the first rung of the gateway's chain whose p99 is over the ladder's PostGraphile's.
+ */
+function p99AtRung(ladder: LadderResult, id: string, c: number): string | undefined {
+  const at = (rung: LadderRung) => ladder.cells.find((x) => x.operation === id && x.rung === rung && x.concurrency === c);
+  const peer = at('postgraphile')?.latencyMs.p99;
+  const write = ladder.operations.find((operation) => operation.id === id)?.write;
+  const chain = (write ? WRITE_CHAIN : READ_CHAIN).flatMap((rung) => {
+    const p99 = at(rung)?.latencyMs.p99;
+    const label = ladder.rungs.find((candidate) => candidate.rung === rung)?.label ?? rung;
+    return p99 === undefined ? [] : [{ label, p99 }];
+  });
+  if (peer === undefined || chain.length === 0) return undefined;
+  const first = chain.find(({ p99 }) => p99 > peer);
+  const figures = `p99 ms: ${chain.map(({ label, p99 }) => `${label} ${p99}`).join(', ')}; PostGraphile ${peer}`;
+  return `ladder at c = ${c}: ${first ? `the tail from the rung ${first.label}` : 'no rung behind in p99 (the load cell alone)'} (${figures})`;
 }
 
 function mixRows(results: BenchResults): Row[] {

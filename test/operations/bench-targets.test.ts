@@ -223,6 +223,41 @@ describe('the bench report’s targets', () => {
     expect(rowOf(renderTargets(run(cells)), '7.')[3]).not.toContain('ladder');
   });
 
+  it('names the rung of the ladder a read’s tail comes from, when its p99 is behind', () => {
+    const rungs: LadderResult['rungs'] = [
+      { rung: 'postgraphile', label: 'PostGraphile 5', what: '', answers: 'both' },
+      { rung: 'sql', label: 'one SQL statement', what: '', answers: 'both' },
+      { rung: 'bare-yoga', label: 'schema in bare yoga', what: '', answers: 'both' },
+      { rung: 'gateway', label: 'gateway as built', what: '', answers: 'both' },
+    ];
+    const rungCell = (rung: LadderRung, p99: number) => ({
+      ...cellOf(`ladder-${rung}`, rung === 'postgraphile' ? 'postgraphile' : 'gateway', 10, { latencyMs: { p50: 5, p90: 8, p99, max: 60, mean: 6 } }),
+      operation: '4b',
+      rung,
+    });
+    const ladderWith = (gatewayP99: number): LadderResult => ({
+      rungs,
+      operations: [{ id: '4b', title: 'orders(first: 50), GraphQL', write: false, differs: [] }],
+      // The bare yoga's tail is not on a planned read's way: its chain is the statement, then the gateway.
+      cells: [rungCell('postgraphile', 33), rungCell('sql', 29), rungCell('bare-yoga', 55), rungCell('gateway', gatewayP99)],
+      peakRssMb: {},
+    });
+    const cells = [
+      cellOf('gateway:orders', 'gateway', 10, { requestsPerSecond: 1300, latencyMs: { p50: 11, p90: 20, p99: 37, max: 60, mean: 12 } }),
+      cellOf('postgraphile:orders', 'postgraphile', 10, { requestsPerSecond: 1000, latencyMs: { p50: 16, p90: 25, p99: 36, max: 60, mean: 16 } }),
+    ];
+    const [, , met, heldBy] = rowOf(renderTargets(run(cells, { ladder: ladderWith(44) })), '4b.');
+    expect(met).toBe('**no**');
+    expect(heldBy).toBe(
+      'p99 at c = 10: 37 against 36 ms; ladder at c = 10: the tail from the rung gateway as built ' +
+        '(p99 ms: one SQL statement 29, gateway as built 44; PostGraphile 33)',
+    );
+    // A ladder whose cells do not show the tail says so, rather than name a rung.
+    expect(rowOf(renderTargets(run(cells, { ladder: ladderWith(30) })), '4b.')[3]).toContain(
+      'ladder at c = 10: no rung behind in p99 (the load cell alone) (p99 ms: one SQL statement 29, gateway as built 30; PostGraphile 33)',
+    );
+  });
+
   it('checks the mix, shared hits, staleness and memory', () => {
     const lines = renderTargets(
       run([], {
