@@ -77,6 +77,22 @@ function run(cells: CellResult[], extra: Partial<BenchResults> = {}): BenchResul
   };
 }
 
+/** The ladder's rungs as the report names them, least machinery first after the peer. */
+const LADDER_RUNGS: LadderResult['rungs'] = [
+  { rung: 'postgraphile', label: 'PostGraphile 5', what: '', answers: 'both' },
+  { rung: 'sql', label: 'one SQL statement', what: '', answers: 'both' },
+  { rung: 'domain', label: 'domain function', what: '', answers: 'writes' },
+  { rung: 'bare-yoga', label: 'schema in bare yoga', what: '', answers: 'both' },
+  { rung: 'gateway', label: 'gateway as built', what: '', answers: 'both' },
+];
+
+/** One rung's cell of the ladder at c = 10, for the operation `operation`. */
+const ladderCell = (operation: string, rung: LadderRung, figures: Partial<CellResult>) => ({
+  ...cellOf(`ladder-${rung}`, rung === 'postgraphile' ? 'postgraphile' : 'gateway', 10, figures),
+  operation,
+  rung,
+});
+
 const rowOf = (lines: string[], start: string) => {
   const row = lines.find((line) => line.startsWith(`| ${start}`));
   if (!row) throw new Error(`no row ${start} in:\n${lines.join('\n')}`);
@@ -190,20 +206,10 @@ describe('the bench report’s targets', () => {
   });
 
   it('names the rung of the ladder that holds a write below its target', () => {
-    const rungs: LadderResult['rungs'] = [
-      { rung: 'postgraphile', label: 'PostGraphile 5', what: '', answers: 'both' },
-      { rung: 'sql', label: 'one SQL statement', what: '', answers: 'both' },
-      { rung: 'domain', label: 'domain function', what: '', answers: 'writes' },
-      { rung: 'bare-yoga', label: 'schema in bare yoga', what: '', answers: 'both' },
-      { rung: 'gateway', label: 'gateway as built', what: '', answers: 'both' },
-    ];
-    const rungCell = (rung: LadderRung, server: number, postgres: number) => ({
-      ...cellOf(`ladder-${rung}`, rung === 'postgraphile' ? 'postgraphile' : 'gateway', 10, { serverCpuMsPerRequest: server, postgresCpuMsPerRequest: postgres }),
-      operation: '7',
-      rung,
-    });
+    const rungCell = (rung: LadderRung, server: number, postgres: number) =>
+      ladderCell('7', rung, { serverCpuMsPerRequest: server, postgresCpuMsPerRequest: postgres });
     const ladder: LadderResult = {
-      rungs,
+      rungs: LADDER_RUNGS,
       operations: [{ id: '7', title: 'updateInventory: a stock count (write)', write: true, differs: [] }],
       cells: [rungCell('postgraphile', 0.25, 0.1), rungCell('sql', 0.06, 0.1), rungCell('domain', 0.07, 0.1), rungCell('bare-yoga', 0.3, 0.12), rungCell('gateway', 0.28, 0.12)],
       peakRssMb: {},
@@ -224,19 +230,9 @@ describe('the bench report’s targets', () => {
   });
 
   it('names the rung of the ladder a read’s tail comes from, when its p99 is behind', () => {
-    const rungs: LadderResult['rungs'] = [
-      { rung: 'postgraphile', label: 'PostGraphile 5', what: '', answers: 'both' },
-      { rung: 'sql', label: 'one SQL statement', what: '', answers: 'both' },
-      { rung: 'bare-yoga', label: 'schema in bare yoga', what: '', answers: 'both' },
-      { rung: 'gateway', label: 'gateway as built', what: '', answers: 'both' },
-    ];
-    const rungCell = (rung: LadderRung, p99: number) => ({
-      ...cellOf(`ladder-${rung}`, rung === 'postgraphile' ? 'postgraphile' : 'gateway', 10, { latencyMs: { p50: 5, p90: 8, p99, max: 60, mean: 6 } }),
-      operation: '4b',
-      rung,
-    });
+    const rungCell = (rung: LadderRung, p99: number) => ladderCell('4b', rung, { latencyMs: { p50: 5, p90: 8, p99, max: 60, mean: 6 } });
     const ladderWith = (gatewayP99: number): LadderResult => ({
-      rungs,
+      rungs: LADDER_RUNGS,
       operations: [{ id: '4b', title: 'orders(first: 50), GraphQL', write: false, differs: [] }],
       // The bare yoga's tail is not on a planned read's way: its chain is the statement, then the gateway.
       cells: [rungCell('postgraphile', 33), rungCell('sql', 29), rungCell('bare-yoga', 55), rungCell('gateway', gatewayP99)],
