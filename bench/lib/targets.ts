@@ -128,25 +128,37 @@ const WRITE_CHAIN: LadderRung[] = ['sql', 'domain', 'bare-yoga', 'gateway'];
 const READ_CHAIN: LadderRung[] = ['sql', 'gateway'];
 
 /**
+ * The ladder's cells of one operation at one concurrency, by one figure of each: PostGraphile's, and
+ * each rung's of the gateway's chain that was measured, in the chain's order.
+ */
+function ladderChain(ladder: LadderResult, id: string, c: number, figure: (cell: CellResult) => number | undefined) {
+  const at = (rung: LadderRung) => ladder.cells.find((x) => x.operation === id && x.rung === rung && x.concurrency === c);
+  const of = (rung: LadderRung) => {
+    const cell = at(rung);
+    return cell ? figure(cell) : undefined;
+  };
+  const write = ladder.operations.find((operation) => operation.id === id)?.write;
+  const chain = (write ? WRITE_CHAIN : READ_CHAIN).flatMap((rung) => {
+    const value = of(rung);
+    const label = ladder.rungs.find((candidate) => candidate.rung === rung)?.label ?? rung;
+    return value === undefined ? [] : [{ label, value }];
+  });
+  return { peer: of('postgraphile'), chain };
+}
+
+/**
  * Which rung of the ladder holds a cell below its target: in the ladder's own cells at the same
  * concurrency, the first rung of the gateway's chain whose CPU per request (its server's and
  * PostgreSQL's) is over what the target allows against the ladder's PostGraphile.
  */
 function heldAtRung(ladder: LadderResult, id: string, c: number, least: number): string | undefined {
-  const at = (rung: LadderRung) => ladder.cells.find((x) => x.operation === id && x.rung === rung && x.concurrency === c);
-  const cpu = (cell: CellResult | undefined) =>
-    cell && cell.serverCpuMsPerRequest !== null && cell.postgresCpuMsPerRequest !== null ? cell.serverCpuMsPerRequest + cell.postgresCpuMsPerRequest : undefined;
-  const peer = cpu(at('postgraphile'));
-  const write = ladder.operations.find((operation) => operation.id === id)?.write;
-  const chain = (write ? WRITE_CHAIN : READ_CHAIN).flatMap((rung) => {
-    const total = cpu(at(rung));
-    const label = ladder.rungs.find((candidate) => candidate.rung === rung)?.label ?? rung;
-    return total === undefined ? [] : [{ label, total }];
-  });
+  const cpu = (cell: CellResult) =>
+    cell.serverCpuMsPerRequest !== null && cell.postgresCpuMsPerRequest !== null ? cell.serverCpuMsPerRequest + cell.postgresCpuMsPerRequest : undefined;
+  const { peer, chain } = ladderChain(ladder, id, c, cpu);
   if (peer === undefined || chain.length === 0) return undefined;
   const needed = peer / least;
-  const first = chain.find(({ total }) => total > needed);
-  const figures = `${chain.map(({ label, total }) => `${label} ${ms(total)}`).join(', ')}; PostGraphile ${ms(peer)}, where ${least.toFixed(1)}× needs ${ms(needed)} at most`;
+  const first = chain.find(({ value }) => value > needed);
+  const figures = `${chain.map(({ label, value }) => `${label} ${ms(value)}`).join(', ')}; PostGraphile ${ms(peer)}, where ${least.toFixed(1)}× needs ${ms(needed)} at most`;
   return `ladder at c = ${c}: ${first ? `from the rung ${first.label}` : 'no rung (waiting, not work)'} (CPU ms per request, server and PostgreSQL: ${figures})`;
 }
 
@@ -155,17 +167,10 @@ function heldAtRung(ladder: LadderResult, id: string, c: number, least: number):
  * concurrency, the first rung of the gateway's chain whose p99 is over the ladder's PostGraphile's.
  */
 function p99AtRung(ladder: LadderResult, id: string, c: number): string | undefined {
-  const at = (rung: LadderRung) => ladder.cells.find((x) => x.operation === id && x.rung === rung && x.concurrency === c);
-  const peer = at('postgraphile')?.latencyMs.p99;
-  const write = ladder.operations.find((operation) => operation.id === id)?.write;
-  const chain = (write ? WRITE_CHAIN : READ_CHAIN).flatMap((rung) => {
-    const p99 = at(rung)?.latencyMs.p99;
-    const label = ladder.rungs.find((candidate) => candidate.rung === rung)?.label ?? rung;
-    return p99 === undefined ? [] : [{ label, p99 }];
-  });
+  const { peer, chain } = ladderChain(ladder, id, c, (cell) => cell.latencyMs.p99);
   if (peer === undefined || chain.length === 0) return undefined;
-  const first = chain.find(({ p99 }) => p99 > peer);
-  const figures = `p99 ms: ${chain.map(({ label, p99 }) => `${label} ${p99}`).join(', ')}; PostGraphile ${peer}`;
+  const first = chain.find(({ value }) => value > peer);
+  const figures = `p99 ms: ${chain.map(({ label, value }) => `${label} ${value}`).join(', ')}; PostGraphile ${peer}`;
   return `ladder at c = ${c}: ${first ? `the tail from the rung ${first.label}` : 'no rung behind in p99 (the load cell alone)'} (${figures})`;
 }
 
