@@ -207,8 +207,10 @@ export async function updatePet(db: PrismaClient, events: EventPublisher, id: bi
     createdAt: row.pet_created_at!,
     updatedAt: row.pet_updated_at!,
   };
-  // The fields given, for the answers it outdates (a rename: the name-ordered pages of the category it is in).
-  events.publish(petChanged(updated, Object.keys(input).filter((field) => input[field as keyof PetInput] != null)));
+  // The fields given, for the answers it outdates (a rename: the name-ordered pages of the category it is in,
+  // the first pages only when it lands among them).
+  const nameRank = row.name_rank == null ? undefined : { inCategory: row.name_rank, inStatus: row.name_rank_in_status! };
+  events.publish(petChanged(updated, Object.keys(input).filter((field) => input[field as keyof PetInput] != null), nameRank));
   if (updated.status !== row.previous_status) events.publish(petStatusChanged(updated, row.previous_status!));
   return updated;
 }
@@ -222,6 +224,9 @@ interface UpdatePetRow {
   previous_status: PetStatus | null;
   pet_created_at: Date | null;
   pet_updated_at: Date | null;
+  /** A rename's: pets of its category before it by name, and of those, in its status (at most 100 looked at). */
+  name_rank: number | null;
+  name_rank_in_status: number | null;
 }
 
 const UPDATE_PET = `SELECT * FROM update_pet($1::bigint, $2::text, $3::bigint, $4::"PetStatus")`;
@@ -263,6 +268,9 @@ interface DeletePetRow {
   pet_status: PetStatus | null;
   pet_created_at: Date | null;
   pet_updated_at: Date | null;
+  /** A rename's: pets of its category before it by name, and of those, in its status (at most 100 looked at). */
+  name_rank: number | null;
+  name_rank_in_status: number | null;
 }
 
 const DELETE_PET = 'SELECT * FROM delete_pet($1::bigint)';

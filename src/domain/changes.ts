@@ -1,4 +1,4 @@
-import type { DomainEvent } from './events.js';
+import type { DomainEvent, NameRank } from './events.js';
 
 /**
  * What a write changes, in the domain's words, declared beside each mutation
@@ -16,9 +16,10 @@ export type Change =
    * fields can change (a rename moves a pet only in lists ordered by name); every list when absent.
    * `ofPet`: the row belongs to that pet (an order), whose own lists change too. `inCategory`: the
    * category a changed pet is in after the write, when the write says (a rename that does not
-   * outdates every list of pets).
+   * outdates every list of pets). `nameRank`: where a renamed pet's new name landed in that category's
+   * order by name (a rename that does not say outdates every first page by name of the category).
    */
-  | { changed: Entity; id: string; fields?: readonly string[]; ofPet?: string; inCategory?: string }
+  | { changed: Entity; id: string; fields?: readonly string[]; ofPet?: string; inCategory?: string; nameRank?: NameRank & { status: string } }
   /** That row gone; or, with `ofPet` and no id, every row of that pet's (a pet's orders going with it). */
   | { removed: Entity; id?: string; ofPet?: string };
 
@@ -36,13 +37,24 @@ export type ChangeDeclaration = ChangeRule | typeof TOLD_BY_EVENTS;
 /** What a published event says changed. */
 export function changesOfEvent(event: DomainEvent): Change[] {
   switch (event.type) {
-    case 'inventoryChanged':
-      return [{ changed: 'InventoryItem', id: event.payload.petId }];
+    case 'inventoryChanged': {
+      const { petId, status, previousStatus } = event.payload;
+      // A count that leaves the status where it was moves the entry in no list (they are by status, then pet).
+      return [{ changed: 'InventoryItem', id: petId, fields: status === previousStatus ? ['quantity'] : ['quantity', 'status'] }];
+    }
     case 'orderChanged':
       return [{ changed: 'Order', id: event.payload.order.id, ofPet: event.payload.order.petId }];
     case 'petStatusChanged':
       return [{ changed: 'Pet', id: event.payload.pet.id, fields: ['status'] }];
     case 'petChanged':
-      return [{ changed: 'Pet', id: event.payload.pet.id, fields: event.payload.fields, inCategory: event.payload.pet.categoryId }];
+      return [
+        {
+          changed: 'Pet',
+          id: event.payload.pet.id,
+          fields: event.payload.fields,
+          inCategory: event.payload.pet.categoryId,
+          ...(event.payload.nameRank ? { nameRank: { ...event.payload.nameRank, status: event.payload.pet.status } } : {}),
+        },
+      ];
   }
 }

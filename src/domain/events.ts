@@ -12,6 +12,8 @@ export interface InventoryChanged {
   petId: string;
   quantity: number;
   status: PetStatus;
+  /** The entry's status before the write (null: it had none): the same unless the count moved it. */
+  previousStatus: PetStatus | null;
 }
 
 export type OrderChangeKind = 'placed' | 'completed' | 'cancelled';
@@ -26,10 +28,22 @@ export interface PetStatusChanged {
   previousStatus: PetStatus;
 }
 
+/**
+ * How many pets of its category come before a renamed pet by name (then id), and how many of those have
+ * its status, counted over the 100 nearest (update_pet): 100 means 100 or more, and the count in its
+ * status is then a lower bound.
+ */
+export interface NameRank {
+  inCategory: number;
+  inStatus: number;
+}
+
 /** A pet's own fields written (updatePet): `fields`, of those the caller gave. No subscription carries it. */
 export interface PetChanged {
   pet: { id: string; name: string; categoryId: string; status: PetStatus };
   fields: string[];
+  /** A rename's: where the new name landed among its category's pets by name (update_pet). */
+  nameRank?: NameRank;
 }
 
 export type DomainEvent =
@@ -87,12 +101,16 @@ export const petStatusChanged = (
   },
 });
 
-export const petChanged = (pet: Pick<Pet, 'id' | 'name' | 'categoryId' | 'status'>, fields: string[]): DomainEvent => ({
+export const petChanged = (pet: Pick<Pet, 'id' | 'name' | 'categoryId' | 'status'>, fields: string[], nameRank?: NameRank): DomainEvent => ({
   type: 'petChanged',
-  payload: { pet: { id: pet.id.toString(), name: pet.name, categoryId: pet.categoryId.toString(), status: pet.status }, fields },
+  payload: {
+    pet: { id: pet.id.toString(), name: pet.name, categoryId: pet.categoryId.toString(), status: pet.status },
+    fields,
+    ...(nameRank ? { nameRank } : {}),
+  },
 });
 
-export const inventoryChanged = (petId: bigint, quantity: number, status: PetStatus): DomainEvent => ({
+export const inventoryChanged = (petId: bigint, quantity: number, status: PetStatus, previousStatus: PetStatus | null): DomainEvent => ({
   type: 'inventoryChanged',
-  payload: { petId: petId.toString(), quantity, status },
+  payload: { petId: petId.toString(), quantity, status, previousStatus },
 });

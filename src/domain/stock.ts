@@ -92,12 +92,15 @@ interface SettledStock {
   pet_name: string | null;
   /** int8: pg's text from the pool, a bigint through Prisma. */
   pet_category_id: string | bigint | null;
+  /** set_stock's: the entry is new (the others settle an entry that was there). */
+  entry_created?: boolean | null;
 }
 
 /** The events of a settled stock: the entry's count and status and, when that moved it, the pet's status. */
 function stockEvents(petId: bigint, stock: number, row: SettledStock): DomainEvent[] {
   const status = row.entry_status!;
-  const events = [inventoryChanged(petId, stock, status)];
+  // The pet carried its entry's status: the entry's before, unless there was none.
+  const events = [inventoryChanged(petId, stock, status, row.entry_created ? null : row.previous_status!)];
   if (status !== row.previous_status) {
     events.push(petStatusChanged({ id: petId, name: row.pet_name!, categoryId: BigInt(row.pet_category_id!), status }, row.previous_status!));
   }

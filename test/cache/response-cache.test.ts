@@ -290,6 +290,68 @@ describe('what a write outdates, and what it leaves', () => {
     await write('mutation ($id: ID!) { updatePet(id: $id, input: { name: "Kept" }) { id } }', { id: kept.id });
   });
 
+  it('a rename outdates the first pages by name of its category only when it lands among their rows, and of its status only', async () => {
+    // A category of more than a first page's 100 rows can hold: a rename to its end lands beyond them all.
+    const crowded = await gateway.prisma.category.create({ data: { name: `Crowded ${randomUUID().slice(0, 8)}` } });
+    await gateway.prisma.pet.createMany({ data: Array.from({ length: 101 }, (_, i) => ({ name: `Pet ${String(i).padStart(3, '0')}`, categoryId: crowded.id })) });
+    const far = await gateway.prisma.pet.create({ data: { name: 'Pet 500', categoryId: crowded.id } });
+    const near = await gateway.prisma.pet.create({ data: { name: 'Pet 501', categoryId: crowded.id } });
+    await gateway.prisma.pet.createMany({ data: [{ name: 'Pending one', categoryId: crowded.id, status: 'pending' }] });
+    const FIRST = 'query ($categoryId: ID!, $status: PetStatus) { pets(first: 20, filter: { categoryId: $categoryId, status: $status }, orderBy: { field: NAME }) { nodes { id name } } }';
+    const CONTAINING = 'query ($categoryId: ID!) { pets(first: 20, filter: { categoryId: $categoryId, nameContains: "Aa" }, orderBy: { field: NAME }) { nodes { id name } } }';
+    const names = async (query: string, status?: string) =>
+      (await anonymous<{ pets: { nodes: Array<{ name: string }> } }>(query, { categoryId: String(crowded.id), ...(status ? { status } : {}) })).data?.pets.nodes.map((pet) => pet.name);
+    const rename = (id: bigint, name: string) => write('mutation ($id: ID!, $name: String!) { updatePet(id: $id, input: { name: $name }) { id } }', { id: String(id), name });
+    const first = await names(FIRST);
+    const firstPending = await names(FIRST, 'PENDING');
+    expect(firstPending).toEqual(['Pending one']);
+    expect(await names(CONTAINING)).toEqual([]);
+    // Behind the gateway's back: shown only once an answer is outdated.
+    await gateway.prisma.pet.createMany({ data: [{ name: 'Aaa hidden', categoryId: crowded.id }, { name: 'Aaa pending', categoryId: crowded.id, status: 'pending' }] });
+    const outdated = await lookups('outdated');
+
+    // Last by name, past the first 100: no first page of the category can show it.
+    await rename(far.id, 'Zzz far');
+    expect(await names(FIRST)).toEqual(first);
+    expect(await names(FIRST, 'PENDING')).toEqual(firstPending);
+    // A page narrowed by name is outdated by any rename in the category.
+    expect(await names(CONTAINING)).toEqual(['Aaa hidden', 'Aaa pending']);
+    expect(await lookups('outdated')).toBe(outdated + 1);
+
+    // Second by name: among the first page's rows, so that page goes; the pending pets' first page stays.
+    await rename(near.id, 'Aab near');
+    expect(await names(FIRST)).toEqual(['Aaa hidden', 'Aaa pending', 'Aab near', ...first!.slice(0, 17)]);
+    expect(await names(FIRST, 'PENDING')).toEqual(firstPending);
+    // Moving into the pending pets' first page is a status change: it outdates every list of pets.
+    await write('mutation ($id: ID!) { updatePet(id: $id, input: { status: PENDING }) { id } }', { id: String(near.id) });
+    expect(await names(FIRST, 'PENDING')).toEqual(['Aaa pending', 'Aab near', 'Pending one']);
+  });
+
+  it('a stock count that leaves the status outdates the entry and the totals, not the lists of entries; one that moves it outdates them', async () => {
+    const COUNT = 'query { inventory(filter: { status: AVAILABLE }) { totalCount } }';
+    const SUMMARY = 'query { inventorySummary { status quantity } }';
+    const count = async () => (await anonymous<{ inventory: { totalCount: number } }>(COUNT)).data?.inventory.totalCount;
+    const available = async () =>
+      (await anonymous<{ inventorySummary: Array<{ status: string; quantity: number }> }>(SUMMARY)).data?.inventorySummary.find((total) => total.status === 'AVAILABLE')
+        ?.quantity;
+    const stocked = await gateway.prisma.pet.create({
+      data: { name: 'Counted', categoryId: BigInt(categoryId), inventory: { create: { quantity: 4, status: 'available' } } },
+    });
+    const before = await count();
+    const quantity = await available();
+    // Behind the gateway's back: an entry the count shows only once its answer is outdated.
+    const unseen = await gateway.prisma.pet.create({
+      data: { name: 'Unseen', categoryId: BigInt(categoryId), inventory: { create: { quantity: 1, status: 'available' } } },
+    });
+    await write('mutation ($petId: ID!) { updateInventory(petId: $petId, input: { quantity: 6 }) { quantity } }', { petId: String(stocked.id) });
+    expect(await count()).toBe(before);
+    expect(await available()).toBe((quantity ?? 0) + 2 + 1);
+    await write('mutation ($petId: ID!) { updateInventory(petId: $petId, input: { quantity: 0 }) { quantity } }', { petId: String(stocked.id) });
+    expect(await count()).toBe((before ?? 0) + 1 - 1);
+    expect(await fresh(COUNT)).toEqual({ data: { inventory: { totalCount: before } } });
+    await gateway.prisma.pet.delete({ where: { id: unseen.id } });
+  });
+
   it("an order outdates the orders of its pet, not another pet's", async () => {
     const ORDERS = 'query ($petId: ID!) { orders(filter: { petId: $petId }) { totalCount } }';
     const orders = async (id: string) =>
@@ -556,6 +618,40 @@ describe('several instances (real processes on one database)', () => {
     const after = await hits();
     expect(await name(pet.id)).toBe('Unlogged');
     expect(await hits()).toBe(after + 1);
+  });
+
+  it('a rename by an instance of an earlier version, which does not say where it landed, outdates the first pages by name of its category on the others', async () => {
+    const crowded = await database.prisma.category.create({ data: { name: `Crowded ${randomUUID().slice(0, 8)}` } });
+    await database.prisma.pet.createMany({ data: Array.from({ length: 101 }, (_, i) => ({ name: `Pet ${String(i).padStart(3, '0')}`, categoryId: crowded.id })) });
+    const far = await database.prisma.pet.create({ data: { name: 'Pet 500', categoryId: crowded.id } });
+    const FIRST = 'query ($categoryId: ID!) { pets(first: 20, filter: { categoryId: $categoryId }, orderBy: { field: NAME }) { nodes { id name } } }';
+    const names = async () =>
+      (await postGraphQL<GraphQLAnswer<{ pets: { nodes: Array<{ name: string }> } }>>(reader.baseUrl, { query: FIRST, variables: { categoryId: String(crowded.id) } })).body.data?.pets.nodes.map(
+        (pet) => pet.name,
+      );
+    // Renames by this version, landing last: the reader keeps its first page.
+    const renameFar = async (name: string) => {
+      const rename = await postGraphQL(writer.baseUrl, { query: 'mutation ($id: ID!, $name: String!) { updatePet(id: $id, input: { name: $name }) { name } }', variables: { id: String(far.id), name } }, { authorization: `Bearer ${await testToken()}` });
+      expect(rename.body.errors).toBeUndefined();
+    };
+    // (A first write of the shared log starts its epoch, which outdates what came before: not this test's point.)
+    await renameFar('Zzz far');
+    const first = await names();
+    // Behind the gateways' backs: shown only once the reader's page is outdated.
+    await database.prisma.pet.create({ data: { name: 'Aaa hidden', categoryId: crowded.id } });
+    await renameFar('Zzz farther');
+    expect(await names()).toEqual(first);
+    // A rename as an earlier version stamps and logs it, with only the tags it knew.
+    const redis = new Redis(REDIS_URL);
+    try {
+      const tags = ['*:write', 'Pet:any', `Pet:${far.id}`, 'Pet:list:name', `Pet:list:name@categoryId=${crowded.id}`];
+      const sequence = await redis.incr(`${sharedPrefix}seq`);
+      for (const tag of tags) await redis.set(`${sharedPrefix}tag:${tag}`, sequence, 'PX', 60_000);
+      await redis.xadd(`${sharedPrefix}log`, 'MAXLEN', '~', '10000', '*', 's', String(sequence), 't', JSON.stringify(tags));
+    } finally {
+      redis.disconnect();
+    }
+    expect(await names()).toEqual(['Aaa hidden', ...first!.slice(0, 19)]);
   });
 
   it("an answer one instance computed is a hit on the others, until a write it depends on; each caller pays its cost", async () => {

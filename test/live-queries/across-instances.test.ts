@@ -100,6 +100,32 @@ describe.each(['SSE', 'WebSocket'] as const)('a live query on A, over %s', (tran
   });
 });
 
+describe('a live first page by name on A', () => {
+  it('runs again on a rename told by an instance of an earlier version, which does not say where it landed', { timeout: 60_000 }, async () => {
+    const category = await database.prisma.category.create({ data: { name: `live-${Date.now()}` } });
+    await database.prisma.pet.create({ data: { name: 'Bbb', categoryId: category.id } });
+    const unseen = await database.prisma.pet.create({ data: { name: 'Unseen', categoryId: category.id } });
+    type Page = { pets: { nodes: Array<{ name: string }> } };
+    const subscription = await subscribeSse<Page>(
+      a.url,
+      'query ($c: ID!) @live { pets(first: 1, filter: { categoryId: $c }, orderBy: { field: NAME }) { nodes { id name } } }',
+      { variables: { c: String(category.id) } },
+    );
+    const names = (result: ExecutionResult<Page>) => result.data?.pets.nodes.map((node) => node.name);
+    try {
+      expect(names(await subscription.next())).toEqual(['Bbb']);
+      // Behind the gateways' backs: shown once the live query runs again.
+      await database.prisma.pet.create({ data: { name: 'Aaa', categoryId: category.id } });
+      // A rename of a pet of the category the page does not show, as an earlier version tells it: only the tags it knew.
+      const tags = ['*:write', 'Pet:any', `Pet:${unseen.id}`, 'Pet:list:name', `Pet:list:name@categoryId=${category.id}`];
+      await redis.publish(`${prefix}writes`, JSON.stringify({ from: 'an instance of an earlier version', tags }));
+      expect(names(await subscription.next())).toEqual(['Aaa']);
+    } finally {
+      await subscription.close();
+    }
+  });
+});
+
 describe('when A loses Redis', () => {
   it('misses B\'s writes meanwhile, and runs every live query again once Redis is back', { timeout: 60_000 }, async () => {
     const { pets } = await arrangePets(database.prisma, 5);

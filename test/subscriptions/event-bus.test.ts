@@ -55,9 +55,9 @@ describe('the event bus', () => {
     const bus = createEventBus();
     const one = bus.pubsub.subscribe('inventoryChanged:pet', '1')[Symbol.asyncIterator]();
     const all = bus.pubsub.subscribe('inventoryChanged')[Symbol.asyncIterator]();
-    bus.publisher.publish({ type: 'inventoryChanged', payload: { petId: '2', quantity: 5, status: 'available' } });
-    bus.publisher.publish({ type: 'inventoryChanged', payload: { petId: '1', quantity: 7, status: 'available' } });
-    expect((await one.next()).value).toEqual({ petId: '1', quantity: 7, status: 'available' });
+    bus.publisher.publish({ type: 'inventoryChanged', payload: { petId: '2', quantity: 5, status: 'available', previousStatus: 'available' } });
+    bus.publisher.publish({ type: 'inventoryChanged', payload: { petId: '1', quantity: 7, status: 'available', previousStatus: 'available' } });
+    expect((await one.next()).value).toEqual({ petId: '1', quantity: 7, status: 'available', previousStatus: 'available' });
     expect((await all.next()).value).toMatchObject({ petId: '2' });
     expect((await all.next()).value).toMatchObject({ petId: '1' });
     await bus.close();

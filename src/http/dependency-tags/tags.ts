@@ -18,6 +18,8 @@ import {
 } from 'graphql';
 import { type Change, type ChangeDeclaration, changesOfEvent, TOLD_BY_EVENTS } from '../../domain/changes.js';
 import type { DomainEvent } from '../../domain/events.js';
+import { PetStatus } from '../../generated/prisma/enums.js';
+import { pageSize } from '../../pothos-plugins/paging.js';
 
 /**
  * What a cached answer depends on, and what a write changes, as tags:
@@ -29,6 +31,7 @@ import type { DomainEvent } from '../../domain/events.js';
  * - `Pet:any`: the answer holds a pet it cannot name (its id was not selected):
  *   any write to a pet outdates it;
  * - `Pet:list:name`, `Order:list@petId=7`: narrower lists (see listTags);
+ * - `Pet:list:name@categoryId=3#first`: the first pages by name of a category (see firstPagesTag);
  * - `Pet:*`: the answer holds a pet at all;
  * - `*`: every answer (a write whose effects are not known here changes it);
  * - `*:write`: an answer whose parts could not all be told apart: every write changes it.
@@ -38,9 +41,11 @@ import type { DomainEvent } from '../../domain/events.js';
  * (an order's pet, whose stock and status moved); a write whose effects are
  * not known here changes `*`. So a rename of pet 7 outdates answers holding
  * pet 7 and the lists of pets ordered or filtered by name (within its
- * category, or across all), but not another category's, nor
- * `pet(id: 8)`, a list in id order that does not show it, nor a
- * `category(id:)` that names no pet.
+ * category, or across all; a first page by name only when the new name lands
+ * among its rows), but not another category's, nor `pet(id: 8)`, a list in id
+ * order that does not show it, nor a `category(id:)` that names no pet; a
+ * stock count that leaves the entry's status as it was outdates that entry,
+ * and the totals, not the lists of entries.
  */
 
 export const EVERYTHING = '*';
@@ -50,8 +55,65 @@ export const ANY_WRITE = '*:write';
 const IDENTITY: Record<string, string> = { InventoryItem: 'petId' };
 /** Relations whose object has the identity of the object it hangs from (one-to-one by key). */
 const SAME_IDENTITY = new Set(['Pet.inventory', 'InventoryItem.pet']);
-/** Types without an identity that sum up another type's rows. */
+/** Types without an identity that sum up another type's rows: any write to one of those rows outdates them. */
 const SUMMARIES: Record<string, string> = { InventoryStatusTotal: 'InventoryItem' };
+
+/**
+ * Fields by which no list of their type is ordered or filtered: a change to them alone moves the row in
+ * no list (a pet's name moves it only in the lists by name, which have tags of their own). Checked
+ * against the schema's list arguments (test/cache/declared-changes.test.ts).
+ */
+export const MOVES_NO_LIST: Record<string, ReadonlySet<string>> = {
+  Pet: new Set(['name']),
+  Category: new Set(['name', 'description']),
+  InventoryItem: new Set(['quantity']),
+};
+
+/**
+ * How far down its category's order by name a rename is told to have landed, at most (update_pet counts
+ * the pets before it up to this many): the first page of a list holds at most `pageSize.max` rows, so a
+ * rename landing at least this far down changes none of the category's first pages by name.
+ */
+export const RANKED_ROWS = 100;
+
+/**
+ * The first pages by name of a category's pets (of one status, when given): no cursor, at most
+ * RANKED_ROWS rows. A rename outdates them only when it may have landed among their rows: a pet that
+ * comes or goes otherwise is on the page (its own tag) or changes every list (`Pet:list`).
+ */
+export const firstPagesTag = (categoryId: string, status?: string) => `Pet:list:name@categoryId=${categoryId}${status ? `@status=${status}` : ''}#first`;
+/** Carried by a rename that tells where it landed: one without it (a gateway from before) outdates every first page of its category. */
+const rankedTag = (categoryId: string) => `Pet:list:name@categoryId=${categoryId}#ranked`;
+const NAME_PAGES = /^Pet:list:name@categoryId=(\d+)$/;
+const statuses = Object.values(PetStatus);
+
+/** Every first page of a category: unfiltered, and of each status. */
+function allFirstPages(categoryId: string): string[] {
+  return [firstPagesTag(categoryId), ...statuses.map((status) => firstPagesTag(categoryId, status))];
+}
+
+/**
+ * The tags a write's notice stamps, from another instance that may run an earlier version: a rename
+ * that does not say where it landed (no `#ranked`) outdates every first page of its category.
+ */
+export function withUntoldRanks(tags: readonly string[]): readonly string[] {
+  let added: string[] | undefined;
+  for (const tag of tags) {
+    const category = NAME_PAGES.exec(tag)?.[1];
+    if (category !== undefined && !tags.includes(rankedTag(category))) (added ??= []).push(...allFirstPages(category));
+  }
+  return added ? [...tags, ...added] : tags;
+}
+
+/**
+ * The stamps to read for an answer's tags where the write log's entries cannot be read (the stamps
+ * themselves, versions.ts): a write of an earlier version stamped a category's name-ordered pages
+ * only, so a first page reads those too.
+ */
+export function stampsToRead(tags: readonly string[]): readonly string[] {
+  const extra = tags.filter((tag) => tag.endsWith('#first')).map((tag) => tag.replace(/(@status=[^#]*)?#first$/, ''));
+  return extra.length > 0 ? [...new Set([...tags, ...extra])] : tags;
+}
 
 type Fragments = Record<string, FragmentDefinitionNode>;
 
@@ -87,7 +149,7 @@ export function answerTags(
   for (const definition of document.definitions) {
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments[definition.name.value] = definition;
   }
-  walkObject({ schema, fragments, tags, variables: variables ?? undefined, arguments: new Map() }, root, operation.selectionSet, data as Record<string, unknown>, undefined, true);
+  walkObject({ schema, fragments, tags, variables: variables ?? undefined, arguments: new Map(), identityKeys: new Map() }, root, operation.selectionSet, data as Record<string, unknown>, undefined, true);
   return tags;
 }
 
@@ -98,6 +160,8 @@ interface Walk {
   variables: Record<string, unknown> | undefined;
   /** Each field's arguments, worked out once however many items of a list it answers for (null: they could not be). */
   arguments: Map<FieldNode, Record<string, unknown> | null>;
+  /** Where each selection answers its type's identity (the response key of its `id`, aliased or not), worked out once per selection. */
+  identityKeys: Map<SelectionSetNode, Map<GraphQLObjectType, string | null>>;
 }
 
 function argumentsOf(walk: Walk, field: GraphQLField<unknown, unknown>, node: FieldNode): Record<string, unknown> | null {
@@ -134,9 +198,27 @@ function listTags(walk: Walk, parent: GraphQLObjectType, parentIdentity: unknown
     if (!byName) return ['Pet:list'];
     // Ordered or filtered by name within one category: only renames in that category move it.
     const category = parent.name === 'Category' && field.name === 'pets' ? parentIdentity : filter.categoryId;
-    return ['Pet:list', category !== undefined && category !== null ? `Pet:list:name@categoryId=${String(category)}` : 'Pet:list:name'];
+    if (category === undefined || category === null) return ['Pet:list', 'Pet:list:name'];
+    // Its first page in name order: only renames that land among its rows.
+    if (isFirstPageByName(args, filter)) return ['Pet:list', firstPagesTag(String(category), filter.status === undefined || filter.status === null ? undefined : String(filter.status))];
+    return ['Pet:list', `Pet:list:name@categoryId=${String(category)}`];
   }
   return [`${item.name}:list`];
+}
+
+/** A page of pets from the start of their order by name, ascending, of at most RANKED_ROWS rows, not narrowed by name. */
+function isFirstPageByName(args: Record<string, unknown>, filter: Record<string, unknown>): boolean {
+  const direction = (args.orderBy as { direction?: unknown } | undefined)?.direction;
+  const first = args.first ?? pageSize.default;
+  return (
+    args.after == null &&
+    args.before == null &&
+    args.last == null &&
+    typeof first === 'number' &&
+    first <= RANKED_ROWS &&
+    (direction === undefined || direction === null || direction === 'asc') &&
+    filter.nameContains == null
+  );
 }
 
 /**
@@ -162,12 +244,14 @@ function walkObject(
 ) {
   const { tags } = walk;
   const identity = identityOf(type);
-  const shown = identity === undefined ? undefined : value[identity];
+  const key = identity === undefined ? null : identityKeyOf(walk, type, selectionSet, identity);
+  // Read where the selection put it: `pid: id` shows it under another name, `id: name` shows something else under its name.
+  const shown = key === null ? undefined : value[key];
   const id = typeof shown === 'string' || typeof shown === 'number' ? shown : (hint as string | number | undefined);
   // A connection or an edge: its list tags were added by the field that answered it, with its arguments.
   const inList = listedType(type) !== undefined;
   if (!isRoot && !inList) {
-    if (SUMMARIES[type.name]) tags.add(`${SUMMARIES[type.name]}:list`);
+    if (SUMMARIES[type.name]) tags.add(`${SUMMARIES[type.name]}:any`);
     else if (type.name !== 'PageInfo') {
       tags.add(`${type.name}:*`);
       // Without a known identity, an entity is outdated by any write to its type.
@@ -186,6 +270,22 @@ function walkObject(
     }
     walkValue(walk, named, node.selectionSet, child, identityHint(walk, type, id, field, node, named));
   });
+}
+
+/** The response key under which `selectionSet` answers `type`'s identity field; null when it does not select it. */
+function identityKeyOf(walk: Walk, type: GraphQLObjectType, selectionSet: SelectionSetNode, identity: string): string | null {
+  let byType = walk.identityKeys.get(selectionSet);
+  if (!byType) walk.identityKeys.set(selectionSet, (byType = new Map()));
+  let key = byType.get(type);
+  if (key === undefined) {
+    let found: string | null = null;
+    forEachField(selectionSet, type, walk.fragments, (responseKey, node) => {
+      if (found === null && node.name.value === identity) found = responseKey;
+    });
+    key = found;
+    byType.set(type, key);
+  }
+  return key;
 }
 
 function walkValue(walk: Walk, type: GraphQLNamedType, selectionSet: SelectionSetNode, value: unknown, hint: unknown) {
@@ -303,12 +403,26 @@ function addChangeTags(tags: Set<string>, change: Change) {
   else tags.add(`${type}:*`);
   if (change.ofPet !== undefined) tags.add(`${type}:list@petId=${change.ofPet}`);
   const fields = 'changed' in change ? change.fields : undefined;
-  if (fields === undefined || fields.some((field) => field !== 'name')) tags.add(`${type}:list`);
-  if (type === 'Pet' && change.id !== undefined && fields?.includes('name')) {
+  const unlisted = MOVES_NO_LIST[type];
+  if (fields === undefined || fields.some((field) => !unlisted?.has(field))) tags.add(`${type}:list`);
+  if (type === 'Pet' && 'changed' in change && fields?.includes('name')) {
     // A rename moves a pet only in lists ordered or filtered by name: those of the category it is in,
     // which its event tells (petChanged); a rename that does not say outdates every list of pets.
     tags.add('Pet:list:name');
-    const category = 'changed' in change ? change.inCategory : undefined;
-    tags.add(category === undefined ? 'Pet:list' : `Pet:list:name@categoryId=${category}`);
+    const category = change.inCategory;
+    if (category === undefined) {
+      tags.add('Pet:list');
+      return;
+    }
+    tags.add(`Pet:list:name@categoryId=${category}`);
+    const rank = change.nameRank;
+    if (!rank) {
+      for (const tag of allFirstPages(category)) tags.add(tag);
+      return;
+    }
+    // Where it landed: among the first RANKED_ROWS of its category, and of its status, or further down.
+    tags.add(rankedTag(category));
+    if (rank.inCategory < RANKED_ROWS) tags.add(firstPagesTag(category));
+    if (rank.inStatus < RANKED_ROWS) tags.add(firstPagesTag(category, rank.status));
   }
 }

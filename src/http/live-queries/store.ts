@@ -2,6 +2,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import type { LiveQuerySettings } from '../../config.js';
 import { DomainError } from '../../errors.js';
 import type { WriteNotices } from '../../events/bus.js';
+import { withUntoldRanks } from '../dependency-tags/tags.js';
 
 /**
  * The live queries open on this instance. Identical live queries (the same
@@ -106,7 +107,9 @@ export function createLiveQueries({ settings, writes, registry }: LiveQueryStore
     }
   };
 
-  writes.listen((tags) => {
+  // Other instances' writes among them, which may come from an earlier version (withUntoldRanks).
+  writes.listen((told) => {
+    const tags = withUntoldRanks(told);
     const touched = new Set<LiveQueryEntry>();
     for (const tag of tags) for (const entry of byTag.get(tag) ?? []) touched.add(entry);
     for (const entry of touched) entry.invalidate();

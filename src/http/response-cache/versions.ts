@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../../logger.js';
 import { boundedCache, type CacheMetrics } from '../../observability/caches.js';
+import { stampsToRead, withUntoldRanks } from '../dependency-tags/tags.js';
 
 /**
  * The write log the response cache checks its answers against. Every write
@@ -186,7 +187,7 @@ export function createWriteVersions(options: WriteVersionsOptions): WriteVersion
   const readStamps = async (tags: readonly string[], snapshot: Snapshot, alongside: string | null | undefined): Promise<TagCheck | undefined> => {
     let values: Array<string | null>;
     try {
-      values = await bounded(redis.mget(epochKey, ...tags.map(tagKey)));
+      values = await bounded(redis.mget(epochKey, ...stampsToRead(tags).map(tagKey)));
     } catch (error) {
       warn(error, 'Redis unreachable; answering without the response cache');
       return undefined;
@@ -356,7 +357,8 @@ function writeLogMirror(maxEntries: number, rememberMs: number, caches: CacheMet
       }
       for (const [id, fields] of entries) {
         const entrySequence = Number(fields[fields.indexOf('s') + 1]);
-        const tags = JSON.parse(fields[fields.indexOf('t') + 1] ?? '[]') as string[];
+        // Written by any instance, perhaps of an earlier version (withUntoldRanks).
+        const tags = withUntoldRanks(JSON.parse(fields[fields.indexOf('t') + 1] ?? '[]') as string[]);
         if (entrySequence > to + 1) skipTo(entrySequence - 1);
         for (const tag of tags) stamps.stamp(tag, entrySequence);
         to = Math.max(to, entrySequence);
