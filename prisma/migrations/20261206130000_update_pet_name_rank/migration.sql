@@ -1,5 +1,5 @@
 -- Written by hand: update_pet also tells, for a rename, where the new name lands among the pets of its
--- category by name (docs/caching.md, "What a rename outdates").
+-- category by name (docs/operations.md, "Response cache").
 --
 -- name_rank: how many pets of the pet's category come before it in the order of name, then id (the
 -- order of a page of pets by name); name_rank_in_status: how many of those have its status. Both are

@@ -1,5 +1,5 @@
--- Written by hand: set_stock also tells whether the pet's entry is new (docs/operations.md, "What a write
--- outdates"). A count that leaves an entry's status where it was moves it in no list of entries (they are by
+-- Written by hand: set_stock also tells whether the pet's entry is new (docs/operations.md, "Response
+-- cache"). A count that leaves an entry's status where it was moves it in no list of entries (they are by
 -- status, then pet), so the response cache keeps those lists; a new entry joins them, so it must not.
 --
 -- entry_created: the upsert inserted the entry (a row an INSERT ... ON CONFLICT inserted has no xmax; one it
