@@ -224,7 +224,7 @@ interface UpdatePetRow {
   previous_status: PetStatus | null;
   pet_created_at: Date | null;
   pet_updated_at: Date | null;
-  /** A rename's: pets of its category before it by name, and of those, in its status (at most 100 looked at). */
+  /** A rename's: pets of its category before it by name, and of those, in its status (among the category's first 100 by name). */
   name_rank: number | null;
   name_rank_in_status: number | null;
 }
@@ -268,9 +268,6 @@ interface DeletePetRow {
   pet_status: PetStatus | null;
   pet_created_at: Date | null;
   pet_updated_at: Date | null;
-  /** A rename's: pets of its category before it by name, and of those, in its status (at most 100 looked at). */
-  name_rank: number | null;
-  name_rank_in_status: number | null;
 }
 
 const DELETE_PET = 'SELECT * FROM delete_pet($1::bigint)';

@@ -30,7 +30,7 @@ export interface PetStatusChanged {
 
 /**
  * How many pets of its category come before a renamed pet by name (then id), and how many of those have
- * its status, counted over the 100 nearest (update_pet): 100 means 100 or more, and the count in its
+ * its status, counted among the category's first 100 by name (update_pet): 100 means 100 or more, and the count in its
  * status is then a lower bound.
  */
 export interface NameRank {

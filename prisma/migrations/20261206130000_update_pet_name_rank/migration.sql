@@ -3,12 +3,13 @@
 --
 -- name_rank: how many pets of the pet's category come before it in the order of name, then id (the
 -- order of a page of pets by name); name_rank_in_status: how many of those have its status. Both are
--- counted over the 100 pets nearest before it (the most a page holds), so a count of 100 means "100 or
+-- counted among the category's first 100 by name (the most a page holds), so a count of 100 means "100 or
 -- more"; the one in its status is exact while the other is under 100, and otherwise a lower bound.
 -- A rename that lands at rank 20 or more cannot change the first page of 20 by name: such a page
 -- changes only when one of its own pets goes (which outdates it by that pet) or one lands before its
 -- 20th. Null unless the name changed. The counts read the index on (category_id, name, id, status)
--- backwards from the new name, in the database's own collation: the one the pages are ordered by.
+-- from the category's start, in the database's own collation (the one the pages are ordered by): not
+-- back from the new name, where a pet renamed again and again leaves the dead entries of its old names.
 --
 -- Everything else is as before (*_update_pet_function): the same locks, outcomes and row.
 DROP FUNCTION update_pet(bigint, text, bigint, "PetStatus");
@@ -68,7 +69,7 @@ BEGIN
       FROM (
         SELECT p.status FROM pets AS p
           WHERE p.category_id = pet_category_id AND (p.name, p.id) < (pet_name, update_pet.pet_id)
-          ORDER BY p.name DESC, p.id DESC
+          ORDER BY p.name, p.id
           LIMIT 100
       ) AS nearest;
   END IF;
