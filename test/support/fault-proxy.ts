@@ -9,9 +9,12 @@ import net from 'node:net';
  * - `freeze`: new connections are accepted and never answered, and open ones
  *   stop forwarding in both directions without closing (a host that went
  *   silent: no FIN, no RST); what was sent meanwhile arrives once it passes;
+ * - `hold-answers`: what clients send goes through, but the server's answers wait
+ *   (a slow way back) until the proxy passes again: a command has run by the time
+ *   its sender hears of it;
  * - `cut()`: destroys every open connection (a reset), whatever the mode.
  */
-export type FaultMode = 'pass' | 'refuse' | 'freeze';
+export type FaultMode = 'pass' | 'refuse' | 'freeze' | 'hold-answers';
 
 export interface FaultProxy {
   port: number;
@@ -21,6 +24,8 @@ export interface FaultProxy {
   cut(): void;
   /** Connections accepted so far. */
   readonly accepted: number;
+  /** Where the server sees the open connections come from (`host:port`, as Redis' MONITOR names a client). */
+  sources(): Set<string>;
   close(): Promise<void>;
 }
 
@@ -54,10 +59,8 @@ export async function startFaultProxy(target: { host: string; port: number }): P
     // TCP loses no byte: what was sent arrives once the proxy passes again).
     client.pipe(upstream);
     upstream.pipe(client);
-    if (mode === 'freeze') {
-      client.pause();
-      upstream.pause();
-    }
+    if (mode === 'freeze') client.pause();
+    if (mode === 'freeze' || mode === 'hold-answers') upstream.pause();
   });
   const cut = () => {
     for (const { client, upstream } of pairs) {
@@ -80,19 +83,17 @@ export async function startFaultProxy(target: { host: string; port: number }): P
     set(next) {
       mode = next;
       for (const { client, upstream } of pairs) {
-        if (next === 'freeze') {
-          client.pause();
-          upstream.pause();
-        } else {
-          client.resume();
-          upstream.resume();
-        }
+        if (next === 'freeze') client.pause();
+        else client.resume();
+        if (next === 'freeze' || next === 'hold-answers') upstream.pause();
+        else upstream.resume();
       }
     },
     cut,
     get accepted() {
       return accepted;
     },
+    sources: () => new Set([...pairs].map(({ upstream }) => `${upstream.localAddress}:${upstream.localPort}`)),
     async close() {
       cut();
       await new Promise<void>((resolve) => server.close(() => resolve()));
