@@ -797,7 +797,7 @@ describe('several instances (real processes on one database)', () => {
     let fromStart = 0;
     let markerSeen: () => void = () => {};
     const told = new Promise<void>((resolve) => (markerSeen = resolve));
-    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+    monitor.on('monitor', (_time: string, args: string[]) => {
       if (args.includes(marker)) markerSeen();
       // The read script's calls (EVALSHA, or EVAL the first time; MONITOR also tells the XREAD it runs) asking from the log's start.
       else if (/^eval(sha)?$/i.test(args[0] ?? '') && args.includes(`${sharedPrefix}log`) && args.includes('0-0')) fromStart += 1;
