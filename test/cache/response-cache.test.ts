@@ -529,6 +529,26 @@ describe('several instances (real processes on one database)', () => {
   /** Until `count` answers not in `before` are in Redis (each is put once its request is answered). */
   const untilPut = (before: Set<string>, count: number) =>
     waitFor(async () => [...(await answersInRedis())].filter((key) => !before.has(key)).length >= count, `${count} more answers in Redis`);
+  /** One more instance sharing the write log, its Redis reached through a fault proxy; and Redis' MONITOR. */
+  const instanceBehindProxy = async () => {
+    const proxy = await startFaultProxy({ host: '127.0.0.1', port: 6379 });
+    const instance = await startProcess(database.url, {
+      RESPONSE_CACHE_TTL_MS: '60000',
+      EVENTS_CHANNEL_PREFIX: sharedPrefix.slice(0, -'response-cache:'.length),
+      REDIS_URL: proxy.urlFor(REDIS_URL),
+      REDIS_COMMAND_TIMEOUT_MS: '5000',
+    });
+    const watcher = new Redis(REDIS_URL);
+    const monitor = await watcher.monitor();
+    const close = async () => {
+      proxy.set('pass');
+      monitor.disconnect();
+      watcher.disconnect();
+      await instance.stop();
+      await proxy.close();
+    };
+    return { proxy, instance, monitor, close };
+  };
 
   beforeAll(async () => {
     database = await migratedDatabase();
@@ -723,15 +743,7 @@ describe('several instances (real processes on one database)', () => {
       Array.from({ length: 20 }, (_, i) => database.prisma.pet.create({ data: { name: `Waiting ${i}`, categoryId: BigInt(categoryOfBoth) } })),
     );
     // Redis' answers to this instance held back on demand: a read it sent has run, and the instance has not heard.
-    const proxy = await startFaultProxy({ host: '127.0.0.1', port: 6379 });
-    const late = await startProcess(database.url, {
-      RESPONSE_CACHE_TTL_MS: '60000',
-      EVENTS_CHANNEL_PREFIX: sharedPrefix.slice(0, -'response-cache:'.length),
-      REDIS_URL: proxy.urlFor(REDIS_URL),
-      REDIS_COMMAND_TIMEOUT_MS: '5000',
-    });
-    const watcher = new Redis(REDIS_URL);
-    const monitor = await watcher.monitor();
+    const { proxy, instance: late, monitor, close } = await instanceBehindProxy();
     // Told when Redis runs a read of the write log this instance sent (its arguments end with how many entries one read takes).
     let readRun = () => {};
     monitor.on('monitor', (_time: string, args: string[], source: string) => {
@@ -766,11 +778,7 @@ describe('several instances (real processes on one database)', () => {
       }
       expect(shown).toBe(true);
     } finally {
-      proxy.set('pass');
-      monitor.disconnect();
-      watcher.disconnect();
-      await late.stop();
-      await proxy.close();
+      await close();
     }
   });
 
@@ -784,15 +792,7 @@ describe('several instances (real processes on one database)', () => {
     expect(rename.body.errors).toBeUndefined();
     pets[0]!.name = "Newcomer's first";
     // Redis through a proxy that holds every command for a moment: twenty lookups are on their way together.
-    const proxy = await startFaultProxy({ host: '127.0.0.1', port: 6379 });
-    const newcomer = await startProcess(database.url, {
-      RESPONSE_CACHE_TTL_MS: '60000',
-      EVENTS_CHANNEL_PREFIX: sharedPrefix.slice(0, -'response-cache:'.length),
-      REDIS_URL: proxy.urlFor(REDIS_URL),
-      REDIS_COMMAND_TIMEOUT_MS: '5000',
-    });
-    const watcher = new Redis(REDIS_URL);
-    const monitor = await watcher.monitor();
+    const { proxy, instance: newcomer, monitor, close } = await instanceBehindProxy();
     const marker = `${sharedPrefix}marker:${randomUUID()}`;
     let fromStart = 0;
     let markerSeen: () => void = () => {};
@@ -817,10 +817,7 @@ describe('several instances (real processes on one database)', () => {
       expect(fromStart).toBe(1);
     } finally {
       redis.disconnect();
-      monitor.disconnect();
-      watcher.disconnect();
-      await newcomer.stop();
-      await proxy.close();
+      await close();
     }
   });
 
