@@ -225,7 +225,7 @@ function sqlRung(): Record<string, Answer> {
   // The writes: the database function the gateway's write calls, with the same arguments (src/domain).
   const rename = `
     SELECT json_build_object('data', json_build_object('updatePet', json_build_object('id', $1::bigint::text, 'name', pet_name)))::text AS answer
-    FROM update_pet($1::bigint, $2::text, NULL::bigint, NULL::"PetStatus")`;
+    FROM update_pet($1::bigint, $2::text, NULL::bigint, NULL::"PetStatus", with_name_rank => false)`;
   const stock = `
     SELECT json_build_object('data', json_build_object('updateInventory', json_build_object(
       'petId', $1::bigint::text, 'quantity', $2::integer, 'status', upper(entry_status::text))))::text AS answer

@@ -789,7 +789,8 @@ const baseOperations: Operation[] = [
     },
     note:
       'PostGraphile column: its generated updatePetByRowId, one UPDATE; the gateway’s updatePet also locks the pet ' +
-      'and checks the new category and the status rule (update_pet(), one statement)',
+      'and checks the new category and the status rule (update_pet(), one statement); where the new name lands among ' +
+      'its category\'s pets is counted only for a gateway that reads it (response cache, Redis, live queries open), not this one',
   },
   {
     id: '7',

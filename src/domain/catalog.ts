@@ -188,12 +188,12 @@ const CREATE_PET_WITH_STATUS = `INSERT INTO pets (name, category_id, status, upd
  * cannot be set by hand; one without keeps the status it is given. One
  * statement, the database function update_pet (its migration says what it
  * locks and checks); the event of a status change is published once it has
- * committed.
+ * committed. Where a rename lands is counted only when something reads it.
  */
 export async function updatePet(db: PrismaClient, events: EventPublisher, id: bigint, input: PetInput): Promise<Pet> {
   const { status, ...data } = validate(petChanges, input);
   const values = [id, data.name ?? null, data.categoryId ?? null, status ?? null];
-  const row = await oneRow<UpdatePetRow>(db, UPDATE_PET, values);
+  const row = await oneRow<UpdatePetRow>(db, events.readsNameRanks?.() ? UPDATE_PET_WITH_NAME_RANK : UPDATE_PET, values);
   if (row.outcome === 'no pet') throw notFound(`Pet ${id} does not exist.`);
   if (row.outcome === 'no category') throw notFound(`Category ${data.categoryId} does not exist.`);
   if (row.outcome === 'status follows stock') {
@@ -229,7 +229,8 @@ interface UpdatePetRow {
   name_rank_in_status: number | null;
 }
 
-const UPDATE_PET = `SELECT * FROM update_pet($1::bigint, $2::text, $3::bigint, $4::"PetStatus")`;
+const UPDATE_PET = `SELECT * FROM update_pet($1::bigint, $2::text, $3::bigint, $4::"PetStatus", with_name_rank => false)`;
+const UPDATE_PET_WITH_NAME_RANK = `SELECT * FROM update_pet($1::bigint, $2::text, $3::bigint, $4::"PetStatus", with_name_rank => true)`;
 
 const noPet = (id: bigint) => notFound(`Pet ${id} does not exist.`);
 

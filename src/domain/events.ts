@@ -54,6 +54,11 @@ export type DomainEvent =
 
 export interface EventPublisher {
   publish(event: DomainEvent): void;
+  /**
+   * Whether anything that hears the events now reads where a rename lands (PetChanged.nameRank): counting it
+   * costs the database a scan of the category, and without it a rename only outdates more. Absent: nothing does.
+   */
+  readsNameRanks?(): boolean;
 }
 
 /** For callers that need no events (seeding, scripts). */

@@ -32,6 +32,8 @@ export interface WriteNotices {
    * heard, so whatever depends on them must be read again.
    */
   onMissed(listener: () => void): () => void;
+  /** Whether the notices go to the other instances too (through Redis), whose listeners this one cannot see. */
+  readonly reachOtherInstances: boolean;
 }
 
 export interface EventBus {
@@ -272,6 +274,7 @@ export function createEventBus(redisUrl?: string, options: EventBusOptions = {})
       missedListeners.add(listener);
       return () => missedListeners.delete(listener);
     },
+    reachOtherInstances: publisher !== undefined,
   };
 
   const publishEvent: EventPublisher['publish'] = (event: DomainEvent) => {

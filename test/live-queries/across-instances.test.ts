@@ -101,6 +101,42 @@ describe.each(['SSE', 'WebSocket'] as const)('a live query on A, over %s', (tran
 });
 
 describe('a live first page by name on A', () => {
+  it('is not run again by a rename on B that lands past its rows, though nothing on B reads where renames land', { timeout: 60_000 }, async () => {
+    const category = await database.prisma.category.create({ data: { name: `live-far-${Date.now()}` } });
+    // More pets than a first page holds: a rename to the end of the category lands past every first page's rows.
+    await database.prisma.pet.createMany({ data: Array.from({ length: 101 }, (_, i) => ({ name: `Pet ${String(i).padStart(3, '0')}`, categoryId: category.id })) });
+    const far = String((await database.prisma.pet.create({ data: { name: 'Pet 500', categoryId: category.id } })).id);
+    type Page = { pets: { nodes: Array<{ name: string }> } };
+    const subscription = await subscribeSse<Page>(
+      a.url,
+      'query ($c: ID!) @live { pets(first: 2, filter: { categoryId: $c }, orderBy: { field: NAME }) { nodes { id name } } }',
+      { variables: { c: String(category.id) } },
+    );
+    const names = (result: ExecutionResult<Page>) => result.data?.pets.nodes.map((node) => node.name);
+    const rename = async (name: string) => {
+      const answer = await postGraphQL<GraphQLAnswer>(
+        b.baseUrl,
+        { query: 'mutation ($id: ID!, $name: String!) { updatePet(id: $id, input: { name: $name }) { id } }', variables: { id: far, name } },
+        { authorization: `Bearer ${await testToken()}` },
+      );
+      expect(answer.body.errors, JSON.stringify(answer.body.errors)).toBeUndefined();
+    };
+    const runs = async () => Number(/^petstore_live_query_reexecutions_total (\d+)/m.exec(await (await fetch(`${a.baseUrl}/metrics`)).text())?.[1]);
+    try {
+      expect(names(await subscription.next())).toEqual(['Pet 000', 'Pet 001']);
+      const before = await runs();
+      // B has no response cache and no live query open; A hears its writes through Redis.
+      await rename('Zzz far');
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(await runs()).toBe(before);
+      expect(subscription.pending()).toEqual([]);
+      await rename('Aaa near');
+      expect(names(await subscription.next())).toEqual(['Aaa near', 'Pet 000']);
+    } finally {
+      await subscription.close();
+    }
+  });
+
   it('runs again on a rename told by an instance of an earlier version, which does not say where it landed', { timeout: 60_000 }, async () => {
     const category = await database.prisma.category.create({ data: { name: `live-${Date.now()}` } });
     await database.prisma.pet.create({ data: { name: 'Bbb', categoryId: category.id } });

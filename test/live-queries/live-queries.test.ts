@@ -1,4 +1,5 @@
 import { applyJSONPatch } from '@n1ru4l/graphql-live-query-patch-json-patch';
+import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { scopes } from '../../src/auth/scopes.js';
 import { useTestGateway } from '../support/gateway.js';
@@ -202,6 +203,44 @@ describe('the same live document sent twice', () => {
       expect(await liveCounter(gateway.baseUrl, 'petstore_live_query_pushes_total')).toBe(pushes + 2);
     } finally {
       await Promise.all([first.close(), second.close(), other.close()]);
+    }
+  });
+});
+
+describe('where a rename lands among the pets of its category by name', () => {
+  it('is counted only while something reads it: a live first page is not run again for a rename past its rows', { timeout: 30_000 }, async () => {
+    const category = await gateway.prisma.category.create({ data: { name: `Crowded ${randomBytes(4).toString('hex')}` } });
+    // More pets than a first page holds: a rename to the end of the category lands past every first page's rows.
+    await gateway.prisma.pet.createMany({ data: Array.from({ length: 101 }, (_, i) => ({ name: `Pet ${String(i).padStart(3, '0')}`, categoryId: category.id })) });
+    const far = String((await gateway.prisma.pet.create({ data: { name: 'Pet 500', categoryId: category.id } })).id);
+    const counted = () => gateway.statements.filter((sql) => sql.includes('update_pet(')).map((sql) => /with_name_rank => (\w+)/.exec(sql)?.[1]);
+    await waitFor(async () => (await liveCounter(gateway.baseUrl, 'petstore_live_queries')) === 0, 'the earlier tests\' live queries to end');
+
+    // No response cache, no Redis, no live query open: nothing reads it, so update_pet does not count it.
+    gateway.statements.length = 0;
+    await rename(far, 'Zzz far');
+    expect(counted()).toEqual(['false']);
+
+    const page = await subscribeSse<{ pets: { nodes: Array<{ name: string }> } }>(
+      `${gateway.baseUrl}/graphql`,
+      'query Crowded($c: ID!) @live { pets(first: 20, filter: { categoryId: $c }, orderBy: { field: NAME }) { nodes { id name } } }',
+      { variables: { c: String(category.id) } },
+    );
+    try {
+      const first = dataOf(await page.next()).pets.nodes.map((pet) => pet.name);
+      expect(first.slice(0, 2)).toEqual(['Pet 000', 'Pet 001']);
+      const runs = await liveCounter(gateway.baseUrl, 'petstore_live_query_reexecutions_total');
+      gateway.statements.length = 0;
+      await rename(far, 'Zzz farther');
+      expect(counted()).toEqual(['true']);
+      await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
+      expect(await liveCounter(gateway.baseUrl, 'petstore_live_query_reexecutions_total')).toBe(runs);
+      expect(page.pending()).toEqual([]);
+      // Landing among its rows: run again, and shown.
+      await rename(far, 'Aaa near');
+      expect(dataOf(await page.next()).pets.nodes.map((pet) => pet.name)).toEqual(['Aaa near', ...first.slice(0, 19)]);
+    } finally {
+      await page.close();
     }
   });
 });

@@ -10,6 +10,15 @@ type Context = GraphQLContext & RequestContext;
 /** Told what a write changed, before the write answers; awaited. */
 export type WriteListener = (tags: ReadonlySet<string>) => Promise<void> | void;
 
+export interface WriteListeners {
+  listeners: readonly WriteListener[];
+  /**
+   * Whether any of them reads the tags now: when none does, a write need not do the work that only narrows them
+   * (where a rename lands, EventPublisher.readsNameRanks).
+   */
+  read(): boolean;
+}
+
 /**
  * What every mutation changed, as dependency tags (tags.ts): the entities of its arguments as its
  * field declares them (`plannedWrite(changes, write)` beside it, src/domain/changes.ts), and those of the domain
@@ -20,7 +29,7 @@ export type WriteListener = (tags: ReadonlySet<string>) => Promise<void> | void;
  * even when it failed: a write that committed and then failed to answer must not leave answers
  * from before it.
  */
-export function useWriteTags(listeners: readonly WriteListener[]): Plugin<Context> {
+export function useWriteTags(listeners: WriteListeners): Plugin<Context> {
   return {
     onExecute({ args }) {
       if (getOperationAST(args.document, args.operationName)?.operation !== 'mutation') return;
@@ -30,7 +39,7 @@ export function useWriteTags(listeners: readonly WriteListener[]): Plugin<Contex
 }
 
 function recordWrite(
-  listeners: readonly WriteListener[],
+  { listeners, read }: WriteListeners,
   context: Context,
   args: { schema: Parameters<typeof writeTags>[0]; document: DocumentNode; operationName?: string | null; variableValues?: Record<string, unknown> | null },
 ) {
@@ -41,6 +50,7 @@ function recordWrite(
       published.push(event);
       events.publish(event);
     },
+    readsNameRanks: read,
   };
   return {
     async onExecuteDone({ result }: { result: unknown }) {

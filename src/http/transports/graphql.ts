@@ -26,7 +26,7 @@ import { useRequestDeadline } from '../plugins/use-request-deadline.js';
 import { answerWithCache } from '../response-cache/serve.js';
 import type { ResponseCache } from '../response-cache/store.js';
 import { mayBeCached, useResponseCache } from '../response-cache/use-response-cache.js';
-import { useWriteTags, type WriteListener } from '../dependency-tags/use-write-tags.js';
+import { useWriteTags, type WriteListeners } from '../dependency-tags/use-write-tags.js';
 import type { LiveQueries } from '../live-queries/store.js';
 import { isLiveOperation, useLiveQueries } from '../live-queries/use-live-queries.js';
 import { AnswerResponse, passOn } from '../answer.js';
@@ -75,13 +75,20 @@ export type GraphQLHandler = GraphQLServer;
 /** What a parsed document keeps, estimated from its text: about 80 bytes of syntax tree per character. */
 const PARSED_BYTES_PER_CHARACTER = 80;
 
-/** Told what each write changed (its dependency tags), before it answers. */
-function writeListenersOf(options: Pick<GraphQLOptions, 'responseCache' | 'events'>): WriteListener[] {
-  return [
-    ...(options.responseCache ? [options.responseCache.versions.stamp] : []),
-    // Every instance hears every write, whether or not this one serves live queries.
-    (tags: ReadonlySet<string>) => options.events.writes.publish([...tags]),
-  ];
+/**
+ * Told what each write changed (its dependency tags), before it answers; and whether anything reads the tags
+ * now: this instance's response cache, its open live queries, or the other instances (with Redis).
+ */
+function writeListenersOf(options: Pick<GraphQLOptions, 'responseCache' | 'events' | 'liveQueries'>): WriteListeners {
+  const { responseCache, liveQueries, events } = options;
+  return {
+    listeners: [
+      ...(responseCache ? [responseCache.versions.stamp] : []),
+      // Every instance hears every write, whether or not this one serves live queries.
+      (tags: ReadonlySet<string>) => events.writes.publish([...tags]),
+    ],
+    read: () => responseCache !== undefined || events.writes.reachOtherInstances || (liveQueries?.size ?? 0) > 0,
+  };
 }
 
 /** GraphQL over HTTP and SSE (yoga), with the gateway's plugins; WebSocket reuses the same pipeline. */
