@@ -6,7 +6,7 @@ import { allScopes } from '../../src/auth/scopes.js';
 import { useTestGateway } from '../support/gateway.js';
 import { testToken } from '../support/tokens.js';
 import { startFaultProxy } from '../support/fault-proxy.js';
-import { channelPrefix, cleanUp, migratedDatabase, REDIS_URL, startProcess } from '../support/operations.js';
+import { channelPrefix, cleanUp, crowdedCategory, migratedDatabase, REDIS_URL, startProcess } from '../support/operations.js';
 import { type GatewayProcess, stopAll } from '../support/processes.js';
 import { postGraphQL, type GraphQLAnswer } from '../support/http.js';
 import { waitFor } from '../support/subscriptions.js';
@@ -292,9 +292,7 @@ describe('what a write outdates, and what it leaves', () => {
 
   it('a rename outdates the first pages by name of its category only when it lands among their rows, and of its status only', async () => {
     // A category of more than a first page's 100 rows can hold: a rename to its end lands beyond them all.
-    const crowded = await gateway.prisma.category.create({ data: { name: `Crowded ${randomUUID().slice(0, 8)}` } });
-    await gateway.prisma.pet.createMany({ data: Array.from({ length: 101 }, (_, i) => ({ name: `Pet ${String(i).padStart(3, '0')}`, categoryId: crowded.id })) });
-    const far = await gateway.prisma.pet.create({ data: { name: 'Pet 500', categoryId: crowded.id } });
+    const { category: crowded, far } = await crowdedCategory(gateway.prisma);
     const near = await gateway.prisma.pet.create({ data: { name: 'Pet 501', categoryId: crowded.id } });
     await gateway.prisma.pet.createMany({ data: [{ name: 'Pending one', categoryId: crowded.id, status: 'pending' }] });
     const FIRST = 'query ($categoryId: ID!, $status: PetStatus) { pets(first: 20, filter: { categoryId: $categoryId, status: $status }, orderBy: { field: NAME }) { nodes { id name } } }';
@@ -641,9 +639,7 @@ describe('several instances (real processes on one database)', () => {
   });
 
   it('a rename by an instance of an earlier version, which does not say where it landed, outdates the first pages by name of its category on the others', async () => {
-    const crowded = await database.prisma.category.create({ data: { name: `Crowded ${randomUUID().slice(0, 8)}` } });
-    await database.prisma.pet.createMany({ data: Array.from({ length: 101 }, (_, i) => ({ name: `Pet ${String(i).padStart(3, '0')}`, categoryId: crowded.id })) });
-    const far = await database.prisma.pet.create({ data: { name: 'Pet 500', categoryId: crowded.id } });
+    const { category: crowded, far } = await crowdedCategory(database.prisma);
     const FIRST = 'query ($categoryId: ID!) { pets(first: 20, filter: { categoryId: $categoryId }, orderBy: { field: NAME }) { nodes { id name } } }';
     const names = async () =>
       (await postGraphQL<GraphQLAnswer<{ pets: { nodes: Array<{ name: string }> } }>>(reader.baseUrl, { query: FIRST, variables: { categoryId: String(crowded.id) } })).body.data?.pets.nodes.map(
@@ -757,6 +753,8 @@ describe('several instances (real processes on one database)', () => {
       for (let round = 0; round < 2; round++) expect(await Promise.all(pets.map((pet) => name(pet.id)))).toEqual(names);
       // (The lookup's time limit is 200 ms: a try whose held read ran out of it shows nothing, and is made again.)
       let shown = false;
+      // Minted before any read is held: the held read's time limit runs while the write is made.
+      const writing = { authorization: `Bearer ${await testToken()}` };
       for (let attempt = 1; attempt <= 5 && !shown; attempt++) {
         const first = pets[0]!;
         const heldRead = new Promise<void>((resolve) => (readRun = resolve));
@@ -764,7 +762,7 @@ describe('several instances (real processes on one database)', () => {
         const before = name(first.id);
         await heldRead;
         const renamed = `Waiting, renamed ${attempt}`;
-        const rename = await postGraphQL(writer.baseUrl, { query: 'mutation ($id: ID!, $name: String!) { updatePet(id: $id, input: { name: $name }) { name } }', variables: { id: String(first.id), name: renamed } }, { authorization: `Bearer ${await testToken()}` });
+        const rename = await postGraphQL(writer.baseUrl, { query: 'mutation ($id: ID!, $name: String!) { updatePet(id: $id, input: { name: $name }) { name } }', variables: { id: String(first.id), name: renamed } }, writing);
         expect(rename.body.errors).toBeUndefined();
         const after = Promise.all(pets.map((pet) => name(pet.id)));
         await new Promise((resolve) => setTimeout(resolve, 30));

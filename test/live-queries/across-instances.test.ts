@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.js';
-import { arrangePets, channelPrefix, cleanUp, migratedDatabase, REDIS_URL, startProcess } from '../support/operations.js';
+import { arrangePets, channelPrefix, cleanUp, crowdedCategory, migratedDatabase, REDIS_URL, startProcess } from '../support/operations.js';
 import { type GatewayProcess, stopAll } from '../support/processes.js';
 import { postGraphQL, type GraphQLAnswer } from '../support/http.js';
 import { connectWebSocket, type ExecutionResult, subscribeSse, type TestSubscription, waitFor } from '../support/subscriptions.js';
@@ -102,10 +102,8 @@ describe.each(['SSE', 'WebSocket'] as const)('a live query on A, over %s', (tran
 
 describe('a live first page by name on A', () => {
   it('is not run again by a rename on B that lands past its rows, though nothing on B reads where renames land', { timeout: 60_000 }, async () => {
-    const category = await database.prisma.category.create({ data: { name: `live-far-${Date.now()}` } });
-    // More pets than a first page holds: a rename to the end of the category lands past every first page's rows.
-    await database.prisma.pet.createMany({ data: Array.from({ length: 101 }, (_, i) => ({ name: `Pet ${String(i).padStart(3, '0')}`, categoryId: category.id })) });
-    const far = String((await database.prisma.pet.create({ data: { name: 'Pet 500', categoryId: category.id } })).id);
+    const crowded = await crowdedCategory(database.prisma);
+    const [category, far] = [crowded.category, String(crowded.far.id)];
     type Page = { pets: { nodes: Array<{ name: string }> } };
     const subscription = await subscribeSse<Page>(
       a.url,

@@ -1,9 +1,8 @@
 import { applyJSONPatch } from '@n1ru4l/graphql-live-query-patch-json-patch';
-import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { scopes } from '../../src/auth/scopes.js';
 import { useTestGateway } from '../support/gateway.js';
-import { arrangePets } from '../support/operations.js';
+import { arrangePets, crowdedCategory } from '../support/operations.js';
 import { connectWebSocket, type ExecutionResult, subscribeSse, waitFor } from '../support/subscriptions.js';
 import { testToken } from '../support/tokens.js';
 
@@ -209,10 +208,8 @@ describe('the same live document sent twice', () => {
 
 describe('where a rename lands among the pets of its category by name', () => {
   it('is counted only while something reads it: a live first page is not run again for a rename past its rows', { timeout: 30_000 }, async () => {
-    const category = await gateway.prisma.category.create({ data: { name: `Crowded ${randomBytes(4).toString('hex')}` } });
-    // More pets than a first page holds: a rename to the end of the category lands past every first page's rows.
-    await gateway.prisma.pet.createMany({ data: Array.from({ length: 101 }, (_, i) => ({ name: `Pet ${String(i).padStart(3, '0')}`, categoryId: category.id })) });
-    const far = String((await gateway.prisma.pet.create({ data: { name: 'Pet 500', categoryId: category.id } })).id);
+    const crowded = await crowdedCategory(gateway.prisma);
+    const [category, far] = [crowded.category, String(crowded.far.id)];
     const counted = () => gateway.statements.filter((sql) => sql.includes('update_pet(')).map((sql) => /with_name_rank => (\w+)/.exec(sql)?.[1]);
     await waitFor(async () => (await liveCounter(gateway.baseUrl, 'petstore_live_queries')) === 0, 'the earlier tests\' live queries to end');
 

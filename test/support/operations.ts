@@ -71,6 +71,17 @@ export async function cleanUp() {
   await Promise.all(prefixes.splice(0).map((prefix) => deleteKeysUnder(REDIS_URL, prefix)));
 }
 
+/**
+ * A category with more pets than a first page holds (101, `Pet 000` to `Pet 100`) and one more, `far` (`Pet 500`):
+ * renamed to the end of the category, it lands past every first page's rows. Written straight to the database.
+ */
+export async function crowdedCategory(prisma: PrismaClient) {
+  const category = await prisma.category.create({ data: { name: `crowded-${randomBytes(4).toString('hex')}` } });
+  await prisma.pet.createMany({ data: Array.from({ length: 101 }, (_, i) => ({ name: `Pet ${String(i).padStart(3, '0')}`, categoryId: category.id })) });
+  const far = await prisma.pet.create({ data: { name: 'Pet 500', categoryId: category.id } });
+  return { category, far };
+}
+
 /** A category with pets in stock (`null`: no inventory entry), written straight to the database. */
 export async function arrangePets(prisma: PrismaClient, ...quantities: Array<number | null>) {
   const category = await prisma.category.create({ data: { name: `ops-${randomBytes(4).toString('hex')}` } });
