@@ -101,16 +101,18 @@ describe.each(['SSE', 'WebSocket'] as const)('a live query on A, over %s', (tran
 });
 
 describe('a live first page by name on A', () => {
+  type Page = { pets: { nodes: Array<{ name: string }> } };
+  /** The first `first` pets of a category by name, live on A. */
+  const liveFirstPage = (categoryId: bigint, first: number) =>
+    subscribeSse<Page>(a.url, 'query ($c: ID!, $first: Int!) @live { pets(first: $first, filter: { categoryId: $c }, orderBy: { field: NAME }) { nodes { id name } } }', {
+      variables: { c: String(categoryId), first },
+    });
+  const names = (result: ExecutionResult<Page>) => result.data?.pets.nodes.map((node) => node.name);
+
   it('is not run again by a rename on B that lands past its rows, though nothing on B reads where renames land', { timeout: 60_000 }, async () => {
     const crowded = await crowdedCategory(database.prisma);
     const [category, far] = [crowded.category, String(crowded.far.id)];
-    type Page = { pets: { nodes: Array<{ name: string }> } };
-    const subscription = await subscribeSse<Page>(
-      a.url,
-      'query ($c: ID!) @live { pets(first: 2, filter: { categoryId: $c }, orderBy: { field: NAME }) { nodes { id name } } }',
-      { variables: { c: String(category.id) } },
-    );
-    const names = (result: ExecutionResult<Page>) => result.data?.pets.nodes.map((node) => node.name);
+    const subscription = await liveFirstPage(category.id, 2);
     const rename = async (name: string) => {
       const answer = await postGraphQL<GraphQLAnswer>(
         b.baseUrl,
@@ -139,13 +141,7 @@ describe('a live first page by name on A', () => {
     const category = await database.prisma.category.create({ data: { name: `live-${Date.now()}` } });
     await database.prisma.pet.create({ data: { name: 'Bbb', categoryId: category.id } });
     const unseen = await database.prisma.pet.create({ data: { name: 'Unseen', categoryId: category.id } });
-    type Page = { pets: { nodes: Array<{ name: string }> } };
-    const subscription = await subscribeSse<Page>(
-      a.url,
-      'query ($c: ID!) @live { pets(first: 1, filter: { categoryId: $c }, orderBy: { field: NAME }) { nodes { id name } } }',
-      { variables: { c: String(category.id) } },
-    );
-    const names = (result: ExecutionResult<Page>) => result.data?.pets.nodes.map((node) => node.name);
+    const subscription = await liveFirstPage(category.id, 1);
     try {
       expect(names(await subscription.next())).toEqual(['Bbb']);
       // Behind the gateways' backs: shown once the live query runs again.
