@@ -12,11 +12,13 @@ import { currentBuild, type GatewayBuild, type Gateways, send, serverFor, startG
  * The baseline pass: the gateway as built from the work tree against the same gateway built from an
  * earlier commit (bench/lib/baseline-build.ts), in the same run, so that a change's effect on speed
  * is a ratio measured under the same conditions. Each selected operation goes to the gateway the
- * load pass sends it to (response cache, federation, traces…), started once per side. First both
- * sides' answers to the same request are checked alike and their SQL statements counted on the wire;
- * then each cell (operation × concurrency) drives the two alternately for a few rounds, the side that
- * goes first alternating too: on a shared, noisy host, drift then meets both alike, and how far the
- * rounds' ratios spread says how much of a difference is noise.
+ * load pass sends it to (response cache, federation, traces…). First both sides' answers to the same
+ * request are checked alike and their SQL statements counted on the wire; then each cell (operation ×
+ * concurrency) drives the two alternately for a few rounds, the side that goes first alternating too:
+ * on a shared, noisy host, drift then meets both alike, and how far the rounds' ratios spread says how
+ * much of a difference is the host's noise. A process's own speed differs from start to start too
+ * (where V8 puts what, what it optimises when), which rounds within one start cannot show: with
+ * BENCH_BASELINE_STARTS both sides are started afresh that many times, each start running every round.
  */
 
 const SIDES: BaselineSideName[] = ['baseline', 'current'];
@@ -37,83 +39,105 @@ export async function baselinePass(
   );
   const variants = await checkAndCount(url, selected, builds);
 
-  const gateways: BySide<Gateways> = {
-    baseline: await startGateways(url, '-baseline', gatewayNodeArgs, builds.baseline),
-    current: await startGateways(url, '-current', gatewayNodeArgs, builds.current),
-  };
-  try {
-    await sleep(1000);
-    const rssAtStart = new Map(processesOf(gateways).map(({ server }) => [server.pid, memoryMb(server.pid)?.rss ?? null]));
-    const backend = new BackendCpu(databaseName);
-    const cells: BaselineCell[] = [];
-    for (const operation of selected) {
-      const variant = operation.gateway;
-      const servers: BySide<ServerProcess> = { baseline: serverFor(gateways.baseline, variant), current: serverFor(gateways.current, variant) };
-      for (const side of SIDES) {
-        log(`warm-up ${variant.key} on the ${side} build (${settings.warmupS} s at c=${levels[0]})`);
-        await drive(servers[side], variant, levels[0]!, settings.warmupS);
-      }
-      for (const c of levels) cells.push(await measureCell(operation, servers, c, backend));
-    }
-    return {
-      baseline: {
-        ref: baselineBuild.ref,
-        commit: baselineBuild.commit,
-        dir: path.relative(root, baselineBuild.dir),
-        node: baselineBuild.nodeVersion,
-        settings: baselineBuild.settings ?? {},
-        reused: baselineBuild.reused,
-        buildSeconds: baselineBuild.buildSeconds,
-        build: baselineBuild.build,
-      },
-      current: { ...currentCommit, node: process.version, settings: baselineConfig.currentSettings },
-      rounds: baselineConfig.rounds,
-      durationS: settings.durationS,
-      warmupS: settings.warmupS,
-      concurrency: levels,
-      variants,
-      cells,
-      // The gateways that served the selected operations (the plain one idles when only 1f is run).
-      memoryMb: processesOf(gateways)
-        .filter(({ side, server }) => selected.some((operation) => serverFor(gateways[side], operation.gateway) === server))
-        .map(({ side, server }) => ({
-          server: server.name,
-          side,
-          rssAtStart: rssAtStart.get(server.pid) ?? null,
-          peakRss: memoryMb(server.pid)?.peakRss ?? null,
-        })),
+  const backend = new BackendCpu(databaseName);
+  const measured = new Map<string, { operation: Operation; c: number; rounds: Round[] }>();
+  const memory: BaselineResult['memoryMb'] = [];
+  for (let start = 0; start < baselineConfig.starts; start++) {
+    if (baselineConfig.starts > 1) log(`baseline pass: start ${start + 1} of ${baselineConfig.starts}, both sides' gateways started afresh`);
+    const gateways: BySide<Gateways> = {
+      baseline: await startGateways(url, '-baseline', gatewayNodeArgs, builds.baseline),
+      current: await startGateways(url, '-current', gatewayNodeArgs, builds.current),
     };
-  } finally {
-    for (const { server } of processesOf(gateways)) await server.stop();
+    try {
+      await sleep(1000);
+      const rssAtStart = new Map(processesOf(gateways).map(({ server }) => [server.pid, memoryMb(server.pid)?.rss ?? null]));
+      for (const operation of selected) {
+        const variant = operation.gateway;
+        const servers: BySide<ServerProcess> = { baseline: serverFor(gateways.baseline, variant), current: serverFor(gateways.current, variant) };
+        for (const side of SIDES) {
+          log(`warm-up ${variant.key} on the ${side} build (${settings.warmupS} s at c=${levels[0]})`);
+          await drive(servers[side], variant, levels[0]!, settings.warmupS);
+        }
+        for (const c of levels) {
+          const key = `${operation.id}\n${c}`;
+          if (!measured.has(key)) measured.set(key, { operation, c, rounds: [] });
+          measured.get(key)!.rounds.push(...(await measureRounds(variant, servers, c, backend, start)));
+        }
+      }
+      // The gateways that served the selected operations (the plain one idles when only 1f is run).
+      for (const { side, server } of processesOf(gateways)) {
+        if (!selected.some((operation) => serverFor(gateways[side], operation.gateway) === server)) continue;
+        memory.push({ server: server.name, side, rssAtStart: rssAtStart.get(server.pid) ?? null, peakRss: memoryMb(server.pid)?.peakRss ?? null });
+      }
+    } finally {
+      for (const { server } of processesOf(gateways)) await server.stop();
+    }
   }
+  return {
+    baseline: {
+      ref: baselineBuild.ref,
+      commit: baselineBuild.commit,
+      dir: path.relative(root, baselineBuild.dir),
+      node: baselineBuild.nodeVersion,
+      settings: baselineBuild.settings ?? {},
+      reused: baselineBuild.reused,
+      buildSeconds: baselineBuild.buildSeconds,
+      build: baselineBuild.build,
+    },
+    current: { ...currentCommit, node: process.version, settings: baselineConfig.currentSettings },
+    rounds: baselineConfig.rounds,
+    starts: baselineConfig.starts,
+    durationS: settings.durationS,
+    warmupS: settings.warmupS,
+    concurrency: levels,
+    variants,
+    cells: [...measured.values()].map(({ operation, c, rounds }) => summarizeCell(operation, c, rounds)),
+    memoryMb: memory,
+  };
 }
+
+type Round = BaselineCell['rounds'][number];
 
 const processesOf = (gateways: BySide<Gateways>) =>
   SIDES.flatMap((side) => Object.values(gateways[side]).map((server: ServerProcess) => ({ side, server })));
 
-/** One operation at one concurrency: the rounds, each driving both sides once, and their summary. */
-async function measureCell(operation: Operation, servers: BySide<ServerProcess>, c: number, backend: BackendCpu): Promise<BaselineCell> {
-  const variant = operation.gateway;
-  const rounds: BaselineCell['rounds'] = [];
+const ratio = (current: number, baseline: number) => (baseline > 0 ? current / baseline : null);
+
+/** One operation at one concurrency on one start's gateways: the rounds, each driving both sides once. */
+async function measureRounds(variant: Variant, servers: BySide<ServerProcess>, c: number, backend: BackendCpu, start: number): Promise<Round[]> {
+  const rounds: Round[] = [];
   for (let round = 0; round < baselineConfig.rounds; round++) {
     const order = round % 2 === 0 ? SIDES : [...SIDES].reverse();
     const measured: Partial<BySide<CellResult>> = {};
     for (const side of order) measured[side] = await cell(servers[side], variant, c, backend);
     const { baseline, current } = measured as BySide<CellResult>;
-    rounds.push({ first: order[0]!, baseline, current });
+    rounds.push({ first: order[0]!, start, baseline, current });
     log(
       `${variant.key.padEnd(26)} c=${String(c).padEnd(3)} round ${round + 1}: baseline ${baseline.requestsPerSecond.toFixed(0)} req/s, ` +
         `current ${current.requestsPerSecond.toFixed(0)} req/s (${(current.requestsPerSecond / baseline.requestsPerSecond).toFixed(2)}×)`,
     );
   }
+  return rounds;
+}
+
+/** A cell's rounds of every start as one figure per side, and the ratios over all, round by round and start by start. */
+function summarizeCell(operation: Operation, c: number, rounds: Round[]): BaselineCell {
+  const variant = operation.gateway;
   const summary: BySide<BaselineSide> = {
     baseline: summarize(rounds.map((round) => round.baseline)),
     current: summarize(rounds.map((round) => round.current)),
   };
-  const ratio = (current: number, baseline: number) => (baseline > 0 ? current / baseline : null);
   const throughputRatio = ratio(summary.current.requestsPerSecond, summary.baseline.requestsPerSecond);
+  const starts = [...new Set(rounds.map((round) => round.start))];
+  const startRatios = starts
+    .map((start) => {
+      const of = rounds.filter((round) => round.start === start);
+      return ratio(summarize(of.map((round) => round.current)).requestsPerSecond, summarize(of.map((round) => round.baseline)).requestsPerSecond);
+    })
+    .filter((value): value is number => value !== null);
   log(
-    `${variant.key.padEnd(26)} c=${String(c).padEnd(3)} current ÷ baseline ${throughputRatio?.toFixed(2) ?? '–'}×, ` +
+    `${variant.key.padEnd(26)} c=${String(c).padEnd(3)} current ÷ baseline ${throughputRatio?.toFixed(2) ?? '–'}×` +
+      `${starts.length > 1 ? ` (by start: ${startRatios.map((r) => r.toFixed(2)).join(', ')})` : ''}, ` +
       `CPU ${summary.baseline.serverCpuMsPerRequest?.toFixed(2)} → ${summary.current.serverCpuMsPerRequest?.toFixed(2)} ms/req, ` +
       `errors ${summary.baseline.errors} / ${summary.current.errors}`,
   );
@@ -126,6 +150,7 @@ async function measureCell(operation: Operation, servers: BySide<ServerProcess>,
     roundRatios: rounds
       .map((round) => ratio(round.current.requestsPerSecond, round.baseline.requestsPerSecond))
       .filter((value): value is number => value !== null),
+    startRatios,
     rounds,
   };
 }

@@ -65,6 +65,11 @@ export const baselineConfig = {
   currentSettings: gatewaySettings('BENCH_CURRENT_SETTINGS'),
   /** Rounds per cell, each driving both gateways once, the one that goes first alternating. */
   rounds: Math.max(1, Math.round(numberSetting('BENCH_BASELINE_ROUNDS', 3))),
+  /**
+   * Times both sides' gateways are started afresh, each start running every round: a process's own
+   * speed differs from one start to the next, which rounds within one start do not show.
+   */
+  starts: Math.max(1, Math.round(numberSetting('BENCH_BASELINE_STARTS', 1))),
   /** Where the baselines are built, one folder per commit, kept for the next run (gitignored). */
   dir: path.join(root, 'bench/.baselines'),
 };

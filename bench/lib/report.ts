@@ -441,8 +441,9 @@ export function renderLadder(ladder: LadderResult): string[] {
 
 /**
  * The baseline pass: per operation and concurrency, each side's req/s, latency, CPU and SQL per
- * request, and current ÷ baseline over all the rounds and round by round (how far they agree is
- * what the host's noise was); then whether both answered alike, and each gateway's memory.
+ * request, and current ÷ baseline over all the rounds, start by start and round by round (how far they
+ * agree is what the processes' and the host's noise was); then whether both answered alike, and each
+ * gateway's memory.
  */
 export function renderBaseline(result: BaselineResult): string[] {
   const lines: string[] = [];
@@ -462,21 +463,24 @@ export function renderBaseline(result: BaselineResult): string[] {
       `Node ${current.node}, settings: ${settingsOf(current.settings)}. Both run as in production with the bench's settings, on the same ` +
       `database, one driven while the other idles. Each cell: a ${fmt(result.warmupS)} s warm-up of each per operation, then ` +
       `${result.rounds} rounds of ${fmt(result.durationS)} s on each, the side that goes first alternating from round to round ` +
-      '(baseline first in the odd rounds), so that drift on the host meets both alike. Ratios are current ÷ baseline: above ' +
+      '(baseline first in the odd rounds), so that drift on the host meets both alike' +
+      `${result.starts > 1 ? `; both sides' gateways started afresh ${result.starts} times, each start running every round (by start: the ratio over each start's rounds)` : ''}. ` +
+      'Ratios are current ÷ baseline: above ' +
       '1.00× for throughput, or below it for CPU, the current build is faster. Latency: the median over the rounds of each round\'s percentile.',
   );
   lines.push('');
   lines.push(
-    '| # | Operation | c | baseline req/s | current req/s | current ÷ baseline | round by round | p50 / p99 ms baseline | p50 / p99 ms current | ' +
+    '| # | Operation | c | baseline req/s | current req/s | current ÷ baseline | by start | round by round | p50 / p99 ms baseline | p50 / p99 ms current | ' +
       'gateway CPU ms/req baseline / current | CPU current ÷ baseline | PostgreSQL CPU ms/req baseline / current | SQL statements/req baseline / current | errors baseline / current |',
   );
-  lines.push('|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
+  lines.push('|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
   for (const cell of result.cells) {
     const variant = result.variants.find((v) => v.variant === cell.variant);
     const [b, c] = [cell.baseline, cell.current];
     lines.push(
       `| ${cell.operation} | ${variant?.title ?? cell.variant} | ${cell.concurrency} | ${fmt(b.requestsPerSecond)} | ${fmt(c.requestsPerSecond)} | ` +
-        `${ratio(c.requestsPerSecond, b.requestsPerSecond)} | ${cell.roundRatios.map((r) => r.toFixed(2)).join(', ')} | ` +
+        `${ratio(c.requestsPerSecond, b.requestsPerSecond)} | ${cell.startRatios.map((r) => r.toFixed(2)).join(', ') || '–'} | ` +
+        `${cell.roundRatios.map((r) => r.toFixed(2)).join(', ')} | ` +
         `${ms(b.latencyMs.p50, b.latencyMs.p99)} | ${ms(c.latencyMs.p50, c.latencyMs.p99)} | ` +
         `${both(b.serverCpuMsPerRequest, c.serverCpuMsPerRequest, 2)} | ${ratio(c.serverCpuMsPerRequest, b.serverCpuMsPerRequest)} | ` +
         `${both(b.postgresCpuMsPerRequest, c.postgresCpuMsPerRequest, 2)} | ` +

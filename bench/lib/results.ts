@@ -158,8 +158,10 @@ export interface BaselineCell {
   throughputRatio: number | null;
   /** The same ratio round by round, to show how far the rounds agree. */
   roundRatios: number[];
-  /** Every round's two cells; `first` is the side driven first in that round. */
-  rounds: Array<{ first: BaselineSideName } & Record<BaselineSideName, CellResult>>;
+  /** The same ratio over each start's rounds (BENCH_BASELINE_STARTS), to show how far the processes agree. */
+  startRatios: number[];
+  /** Every round's two cells; `first` is the side driven first in that round, `start` the start it ran in (from 0). */
+  rounds: Array<{ first: BaselineSideName; start: number } & Record<BaselineSideName, CellResult>>;
 }
 
 /** The baseline pass: the gateway as built from the work tree, side by side with an earlier commit's. */
@@ -176,6 +178,8 @@ export interface BaselineResult {
   };
   current: { commit: string; dirty: boolean; node: string; settings: Record<string, string> };
   rounds: number;
+  /** Times both sides' gateways were started, each running every round of every cell. */
+  starts: number;
   durationS: number;
   warmupS: number;
   concurrency: number[];
@@ -190,7 +194,7 @@ export interface BaselineResult {
     perRequest: Record<BaselineSideName, WireCounts & { requests: number }>;
   }>;
   cells: BaselineCell[];
-  /** Each gateway process of the pass: RSS a second after start-up, and its peak (VmHWM) at the end. */
+  /** Each gateway process of the pass (of every start): RSS a second after start-up, and its peak (VmHWM) at the end. */
   memoryMb: Array<{ server: string; side: BaselineSideName; rssAtStart: number | null; peakRss: number | null }>;
 }
 
