@@ -67,7 +67,7 @@ export async function baselinePass(
       // The gateways that served the selected operations (the plain one idles when only 1f is run).
       for (const { side, server } of processesOf(gateways)) {
         if (!selected.some((operation) => serverFor(gateways[side], operation.gateway) === server)) continue;
-        memory.push({ server: server.name, side, rssAtStart: rssAtStart.get(server.pid) ?? null, peakRss: memoryMb(server.pid)?.peakRss ?? null });
+        memory.push({ server: server.name, side, start, rssAtStart: rssAtStart.get(server.pid) ?? null, peakRss: memoryMb(server.pid)?.peakRss ?? null });
       }
     } finally {
       for (const { server } of processesOf(gateways)) await server.stop();
@@ -112,8 +112,9 @@ async function measureRounds(variant: Variant, servers: BySide<ServerProcess>, c
     for (const side of order) measured[side] = await cell(servers[side], variant, c, backend);
     const { baseline, current } = measured as BySide<CellResult>;
     rounds.push({ first: order[0]!, start, baseline, current });
+    const which = baselineConfig.starts > 1 ? `start ${start + 1} ` : '';
     log(
-      `${variant.key.padEnd(26)} c=${String(c).padEnd(3)} round ${round + 1}: baseline ${baseline.requestsPerSecond.toFixed(0)} req/s, ` +
+      `${variant.key.padEnd(26)} c=${String(c).padEnd(3)} ${which}round ${round + 1}: baseline ${baseline.requestsPerSecond.toFixed(0)} req/s, ` +
         `current ${current.requestsPerSecond.toFixed(0)} req/s (${(current.requestsPerSecond / baseline.requestsPerSecond).toFixed(2)}×)`,
     );
   }

@@ -506,10 +506,11 @@ export function renderBaseline(result: BaselineResult): string[] {
     );
   }
   lines.push('');
-  lines.push('| Gateway process | side | RSS after start-up | Peak RSS (VmHWM, whole pass) |');
-  lines.push('|---|---|--:|--:|');
+  const byStart = result.starts > 1;
+  lines.push(`| Gateway process | side${byStart ? ' | start' : ''} | RSS after start-up | Peak RSS (VmHWM, the process's whole run) |`);
+  lines.push(`|---|---${byStart ? '|--:' : ''}|--:|--:|`);
   for (const memory of result.memoryMb) {
-    lines.push(`| ${memory.server} | ${memory.side} | ${fmt(memory.rssAtStart)} MB | ${fmt(memory.peakRss)} MB |`);
+    lines.push(`| ${memory.server} | ${memory.side}${byStart ? ` | ${memory.start + 1}` : ''} | ${fmt(memory.rssAtStart)} MB | ${fmt(memory.peakRss)} MB |`);
   }
   lines.push('');
   return lines;

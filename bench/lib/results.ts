@@ -194,8 +194,8 @@ export interface BaselineResult {
     perRequest: Record<BaselineSideName, WireCounts & { requests: number }>;
   }>;
   cells: BaselineCell[];
-  /** Each gateway process of the pass (of every start): RSS a second after start-up, and its peak (VmHWM) at the end. */
-  memoryMb: Array<{ server: string; side: BaselineSideName; rssAtStart: number | null; peakRss: number | null }>;
+  /** Each gateway process of the pass, of every start (from 0): RSS a second after start-up, and its peak (VmHWM) at the end. */
+  memoryMb: Array<{ server: string; side: BaselineSideName; start: number; rssAtStart: number | null; peakRss: number | null }>;
 }
 
 export interface BenchResults {
